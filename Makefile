@@ -1,0 +1,37 @@
+# Every target sets itself up: `make demo` and `make test` work from a fresh clone.
+PY      ?= python3
+VENV    := .venv
+BIN     := $(VENV)/bin
+STAMP   := $(VENV)/.installed
+BENCH   ?= $(abspath ../shared/bench)
+export RAGLINE_BENCH := $(BENCH)
+export OMP_WAIT_POLICY := PASSIVE
+
+.PHONY: setup demo test lint bench clean
+
+setup: $(STAMP)
+
+# torch first, from the pinned CPU build, so that no dependency pulls a CUDA build.
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e '.[dense,test,bench]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python -m ragline.demo
+
+test: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/run_all.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache build *.egg-info src/*.egg-info

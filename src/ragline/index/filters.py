@@ -1,0 +1,266 @@
+"""Metadata filters: one syntax for the Python API, the CLI's ``--filter`` and every retriever.
+
+Grammar (keywords are case-insensitive)::
+
+    expr       := term ("or" term)*
+    term       := factor ("and" factor)*
+    factor     := "not" factor | "(" expr ")" | comparison
+    comparison := FIELD op VALUE | FIELD "in" "[" VALUE ("," VALUE)* "]" | FIELD "not" "in" "[" ... "]"
+    op         := "=" | "!=" | "<" | "<=" | ">" | ">="
+
+Examples: ``acl in [hr, all]``, ``year >= 2024 and not status = draft``, ``title = "Remote work"``.
+
+Semantics, chosen so that ACL lists work: a field may hold one value or a list; a comparison holds
+when **any** value satisfies it. A document without the field satisfies no comparison, so
+``field != v`` is ``not field = v`` and keeps documents without the field. A VALUE that parses as a
+number is compared numerically with numeric values (and, for ``=`` and ``in``, textually with
+text values); quote it ("2024") to compare text only. Ordering comparisons on text are lexicographic, which is right for
+ISO dates (``effective_date <= 2025-06-30``).
+
+A ``Filter`` compiles to a boolean mask over a segment's documents (``MetadataColumns``); retrievers
+apply that mask while scoring, before the top k are chosen, never to the results afterwards.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Union
+
+import numpy as np
+
+from ragline.errors import FilterSyntaxError
+
+# --- the expression tree -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Compare:
+    field: str
+    op: str  # one of = != < <= > >= in
+    values: tuple[str | float, ...]
+
+
+@dataclass(frozen=True)
+class And:
+    items: tuple[Node, ...]
+
+
+@dataclass(frozen=True)
+class Or:
+    items: tuple[Node, ...]
+
+
+@dataclass(frozen=True)
+class Not:
+    item: Node
+
+
+Node = Union[Compare, And, Or, Not]
+
+# --- parsing ---------------------------------------------------------------------------------------
+
+_TOKEN = re.compile(
+    r"""\s*(?:
+      (?P<str>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')
+    | (?P<op><=|>=|!=|=|<|>)
+    | (?P<punct>[\[\](),])
+    | (?P<word>[^\s\[\](),=<>!"']+)
+    )""",
+    re.VERBOSE,
+)
+_KEYWORDS = {"and", "or", "not", "in"}
+
+
+def _lex(text: str) -> list[tuple[str, str, int]]:
+    tokens, pos = [], 0
+    while pos < len(text):
+        if text[pos:].strip() == "":
+            break
+        m = _TOKEN.match(text, pos)
+        if not m or m.end() == pos:
+            raise FilterSyntaxError(text, pos, f"unexpected character {text[pos]!r}")
+        kind = m.lastgroup or ""
+        value = m.group(kind)
+        start = m.start(kind)
+        if kind == "word" and value.lower() in _KEYWORDS:
+            kind, value = "kw", value.lower()
+        tokens.append((kind, value, start))
+        pos = m.end()
+    return tokens
+
+
+def _literal(kind: str, raw: str) -> str | float:
+    if kind == "str":
+        return raw[1:-1].encode().decode("unicode_escape") if "\\" in raw else raw[1:-1]
+    try:
+        return float(raw)
+    except ValueError:
+        return raw
+
+
+class _Parser:
+    def __init__(self, text: str) -> None:
+        self.text, self.tokens, self.i = text, _lex(text), 0
+
+    def fail(self, reason: str) -> FilterSyntaxError:
+        pos = self.tokens[self.i][2] if self.i < len(self.tokens) else len(self.text)
+        return FilterSyntaxError(self.text, pos, reason)
+
+    def peek(self) -> tuple[str, str, int] | None:
+        return self.tokens[self.i] if self.i < len(self.tokens) else None
+
+    def take(self, kind: str, value: str | None = None) -> tuple[str, str, int] | None:
+        tok = self.peek()
+        if tok and tok[0] == kind and (value is None or tok[1] == value):
+            self.i += 1
+            return tok
+        return None
+
+    def parse(self) -> Node:
+        if not self.tokens:
+            raise self.fail("empty filter")
+        node = self.expr()
+        if self.peek():
+            raise self.fail(f"unexpected {self.peek()[1]!r}")  # type: ignore[index]
+        return node
+
+    def expr(self) -> Node:
+        items = [self.term()]
+        while self.take("kw", "or"):
+            items.append(self.term())
+        return items[0] if len(items) == 1 else Or(tuple(items))
+
+    def term(self) -> Node:
+        items = [self.factor()]
+        while self.take("kw", "and"):
+            items.append(self.factor())
+        return items[0] if len(items) == 1 else And(tuple(items))
+
+    def factor(self) -> Node:
+        if self.take("kw", "not"):
+            return Not(self.factor())
+        if self.take("punct", "("):
+            node = self.expr()
+            if not self.take("punct", ")"):
+                raise self.fail("expected ')'")
+            return node
+        return self.comparison()
+
+    def comparison(self) -> Node:
+        field = self.take("word") or self.take("str")
+        if not field:
+            raise self.fail("expected a field name")
+        name = str(_literal(field[0], field[1])) if field[0] == "str" else field[1]
+        negate = bool(self.take("kw", "not"))
+        if self.take("kw", "in"):
+            node: Node = Compare(name, "in", self.value_list())
+            return Not(node) if negate else node
+        if negate:
+            raise self.fail("expected 'in' after 'not'")
+        op = self.take("op")
+        if not op:
+            raise self.fail(f"expected an operator (=, !=, <, <=, >, >=, in) after {name!r}")
+        value = self.value()
+        if op[1] == "!=":
+            return Not(Compare(name, "=", (value,)))
+        return Compare(name, op[1], (value,))
+
+    def value(self) -> str | float:
+        tok = self.take("word") or self.take("str") or self.take("kw")
+        if not tok:
+            raise self.fail("expected a value")
+        return _literal(tok[0], tok[1])
+
+    def value_list(self) -> tuple[str | float, ...]:
+        if not self.take("punct", "["):
+            raise self.fail("expected '[' to start a list")
+        values = [self.value()]
+        while self.take("punct", ","):
+            values.append(self.value())
+        if not self.take("punct", "]"):
+            raise self.fail("expected ',' or ']'")
+        return tuple(values)
+
+
+FilterLike = Union[str, Mapping[str, Any], Node, None]
+
+
+def parse_filter(spec: FilterLike) -> Node | None:
+    """A filter tree from an expression string, a ``{field: value or [values]}`` mapping, or a tree."""
+    if spec is None or isinstance(spec, (Compare, And, Or, Not)):
+        return spec
+    if isinstance(spec, str):
+        return _Parser(spec).parse() if spec.strip() else None
+    items: list[Node] = []
+    for field, value in spec.items():
+        if isinstance(value, Sequence) and not isinstance(value, str):
+            items.append(Compare(field, "in", tuple(value)))
+        else:
+            items.append(Compare(field, "=", (value,)))
+    return items[0] if len(items) == 1 else And(tuple(items)) if items else None
+
+
+# --- evaluation over columns -------------------------------------------------------------------------
+
+
+class Column:
+    """One metadata field of a segment, flattened for vectorized comparisons.
+
+    Each (document, value) pair is an entry; text values are dictionary-encoded, so a comparison
+    runs once per distinct value and then as an array lookup over the entries.
+    """
+
+    def __init__(self, values_per_doc: Sequence[Any]) -> None:
+        num_doc, num_val, str_doc, str_val = [], [], [], []
+        for doc, value in enumerate(values_per_doc):
+            for v in value if isinstance(value, (list, tuple)) else () if value is None else (value,):
+                if isinstance(v, (int, float)) and not isinstance(v, bool):
+                    num_doc.append(doc)
+                    num_val.append(float(v))
+                else:
+                    str_doc.append(doc)
+                    str_val.append(str(v).lower() if isinstance(v, bool) else str(v))
+        self.n_docs = len(values_per_doc)
+        self.num_doc = np.asarray(num_doc, dtype=np.int64)
+        self.num_val = np.asarray(num_val, dtype=np.float64)
+        self.str_doc = np.asarray(str_doc, dtype=np.int64)
+        uniques, codes = np.unique(np.asarray(str_val, dtype=str), return_inverse=True)
+        self.str_uniques, self.str_codes = uniques, codes.reshape(-1)
+
+    def mask(self, op: str, values: tuple[str | float, ...]) -> np.ndarray:
+        out = np.zeros(self.n_docs, dtype=bool)
+        for value in values:
+            if isinstance(value, float):
+                out[self.num_doc[_apply(op, self.num_val, value)]] = True
+                if op not in ("=", "in"):
+                    continue  # "all" >= 2024 is no question to answer: order numbers numerically only
+                text = _number_text(value)
+            else:
+                text = value
+            if self.str_uniques.size:
+                good = _apply(op, self.str_uniques, text)
+                out[self.str_doc[good[self.str_codes]]] = True
+        return out
+
+
+def _apply(op: str, array: np.ndarray, value: Any) -> np.ndarray:
+    if op in ("=", "in"):
+        return array == value
+    return {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal}[op](array, value)
+
+
+def _number_text(value: float) -> str:
+    return str(int(value)) if value.is_integer() else repr(value)
+
+
+def evaluate(node: Node, column: Any, n_docs: int) -> np.ndarray:
+    """Boolean mask of the documents that satisfy ``node``; ``column(name)`` returns a ``Column``."""
+    if isinstance(node, Compare):
+        return column(node.field).mask(node.op, node.values)
+    if isinstance(node, Not):
+        return ~evaluate(node.item, column, n_docs)
+    masks = [evaluate(item, column, n_docs) for item in node.items]
+    reduce = np.logical_and.reduce if isinstance(node, And) else np.logical_or.reduce
+    return reduce(masks) if masks else np.ones(n_docs, dtype=bool)

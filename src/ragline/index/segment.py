@@ -1,0 +1,207 @@
+"""An immutable segment: the postings, lengths and stored documents of one batch of documents.
+
+Segments are written once and never changed (Lucene's design): adding documents writes a new
+segment, deleting marks rows in a delete set kept beside it, and ``merge`` rewrites live rows into
+a fresh segment. Postings are term-major CSR arrays per field (``indptr``, ``docs``, ``tfs``), so a
+query term's postings are one contiguous slice and scoring is vectorized over it.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import os
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragline.errors import ConfigError, CorruptIndexError
+from ragline.index.filters import Column, Node, evaluate
+from ragline.text import Analyzer
+from ragline.types import Document
+
+# What text each indexable field takes from a document. ``body`` (title + text in one field) is
+# Pyserini's "flat" indexing, the setting of the published BEIR BM25 baselines.
+FIELD_TEXT: dict[str, Callable[[Document], str]] = {
+    "body": lambda d: f"{d.title}\n{d.text}" if d.title else d.text,
+    "title": lambda d: d.title,
+    "text": lambda d: d.text,
+}
+
+
+def check_fields(fields: dict[str, float]) -> dict[str, float]:
+    unknown = sorted(set(fields) - set(FIELD_TEXT))
+    if unknown or not fields:
+        raise ConfigError(f"unknown or no fields {unknown}; index fields are chosen from {sorted(FIELD_TEXT)}")
+    return {name: float(weight) for name, weight in fields.items()}
+
+
+@dataclass
+class FieldPostings:
+    """Term-major postings of one field. ``terms[t]`` owns ``docs/tfs[indptr[t]:indptr[t + 1]]``."""
+
+    terms: list[str]
+    indptr: np.ndarray  # int64, len(terms) + 1
+    docs: np.ndarray  # int32, row of the document within the segment, ascending per term
+    tfs: np.ndarray  # float32 term frequency
+    lengths: np.ndarray  # float32, tokens per document (its "dl")
+
+    @classmethod
+    def build(cls, token_lists: Sequence[list[str]]) -> FieldPostings:
+        vocab: dict[str, int] = {}
+        n = max(len(token_lists), 1)
+        flat = [vocab.setdefault(t, len(vocab)) for tokens in token_lists for t in tokens]
+        lengths = np.fromiter((len(t) for t in token_lists), dtype=np.int64, count=len(token_lists))
+        term_ids = np.asarray(flat, dtype=np.int64)
+        rows = np.repeat(np.arange(len(token_lists), dtype=np.int64), lengths)
+        # One sort groups the postings by term, then by row; run lengths are the term frequencies.
+        keys, tfs = np.unique(term_ids * n + rows, return_counts=True)
+        posting_terms, posting_rows = keys // n, keys % n
+        indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(posting_terms, minlength=len(vocab)), out=indptr[1:])
+        return cls(
+            terms=list(vocab),
+            indptr=indptr,
+            docs=posting_rows.astype(np.int32),
+            tfs=tfs.astype(np.float32),
+            lengths=lengths.astype(np.float32),
+        )
+
+    def live_df(self, live: np.ndarray | None) -> np.ndarray:
+        """Document frequency of each term, counting only live rows."""
+        if live is None:
+            return np.diff(self.indptr)
+        owner = np.repeat(np.arange(len(self.terms)), np.diff(self.indptr))
+        return np.bincount(owner, weights=live[self.docs], minlength=len(self.terms)).astype(np.int64)
+
+    def save(self, folder: Path, name: str) -> None:
+        (folder / f"{name}.terms.json").write_text(json.dumps(self.terms, ensure_ascii=False), "utf-8")
+        for part in ("indptr", "docs", "tfs", "lengths"):
+            np.save(folder / f"{name}.{part}.npy", getattr(self, part))
+
+    @classmethod
+    def load(cls, folder: Path, name: str) -> FieldPostings:
+        terms = json.loads((folder / f"{name}.terms.json").read_text("utf-8"))
+        parts = {p: np.load(folder / f"{name}.{p}.npy", mmap_mode="r") for p in ("indptr", "docs", "tfs", "lengths")}
+        return cls(terms=terms, **parts)
+
+
+class Segment:
+    """Documents ``0..n-1`` of one commit: ids, hashes, postings per field, stored text and metadata."""
+
+    def __init__(
+        self,
+        name: str,
+        ids: list[str],
+        hashes: list[str],
+        sources: list[str | None],
+        fields: dict[str, FieldPostings],
+        documents: Sequence[Document] | None = None,
+        folder: Path | None = None,
+    ) -> None:
+        self.name, self.ids, self.hashes, self.sources, self.fields = name, ids, hashes, sources, fields
+        self.folder = folder
+        self._documents = documents  # in memory until written; then read back through the mmap
+        self._offsets: np.ndarray | None = None
+        self._map: mmap.mmap | None = None
+        self._metadata: list[dict[str, Any]] | None = None
+        self._columns: dict[str, Column] = {}
+        self._masks: OrderedDict[Node, np.ndarray] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    # -- building and storing -----------------------------------------------------------------------
+    @classmethod
+    def build(cls, name: str, documents: Sequence[Document], analyzer: Analyzer, fields: dict[str, float]) -> Segment:
+        postings = {f: FieldPostings.build([analyzer(FIELD_TEXT[f](d)) for d in documents]) for f in fields}
+        return cls(
+            name,
+            ids=[d.id for d in documents],
+            hashes=[d.hash for d in documents],
+            sources=[d.source for d in documents],
+            fields=postings,
+            documents=list(documents),
+        )
+
+    def write(self, folder: Path) -> dict[str, int]:
+        """Write every file into ``folder`` (fsynced); returns file name -> size for the manifest."""
+        folder.mkdir(parents=True)
+        catalog = {"ids": self.ids, "hashes": self.hashes, "sources": self.sources}
+        (folder / "catalog.json").write_text(json.dumps(catalog, ensure_ascii=False), "utf-8")
+        offsets = np.zeros(len(self) + 1, dtype=np.int64)
+        metadata = []
+        with open(folder / "docs.jsonl", "wb") as out:
+            for i in range(len(self)):
+                doc = self.document(i)
+                metadata.append(doc.metadata)
+                line = json.dumps({"title": doc.title, "text": doc.text}, ensure_ascii=False).encode() + b"\n"
+                out.write(line)
+                offsets[i + 1] = offsets[i] + len(line)
+        np.save(folder / "docs.offsets.npy", offsets)
+        (folder / "metadata.json").write_text(json.dumps(metadata, ensure_ascii=False), "utf-8")
+        for field, postings in self.fields.items():
+            postings.save(folder, field)
+        sizes = {}
+        for path in sorted(folder.iterdir()):
+            with open(path, "rb") as fh:
+                os.fsync(fh.fileno())
+            sizes[path.name] = path.stat().st_size
+        return sizes
+
+    @classmethod
+    def load(cls, folder: Path, fields: dict[str, float], files: dict[str, int]) -> Segment:
+        for name, size in files.items():
+            path = folder / name
+            if not path.is_file() or path.stat().st_size != size:
+                raise CorruptIndexError(
+                    f"segment file {path} is missing or has the wrong size (expected {size} bytes); "
+                    "restore the index from a backup or rebuild it"
+                )
+        catalog = json.loads((folder / "catalog.json").read_text("utf-8"))
+        postings = {f: FieldPostings.load(folder, f) for f in fields}
+        segment = cls(folder.name, catalog["ids"], catalog["hashes"], catalog["sources"], postings, folder=folder)
+        segment._offsets = np.load(folder / "docs.offsets.npy")
+        with open(folder / "docs.jsonl", "rb") as fh:
+            # The mapping outlives an unlink by a later merge, so an open reader keeps working.
+            segment._map = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if segment._offsets[-1] else None
+        return segment
+
+    # -- stored documents and metadata ----------------------------------------------------------------
+    def document(self, row: int) -> Document:
+        if self._documents is not None:
+            return self._documents[row]
+        assert self._offsets is not None and self._map is not None
+        raw = json.loads(self._map[self._offsets[row] : self._offsets[row + 1]])
+        return Document(self.ids[row], raw["text"], raw["title"], self.metadata[row], self.sources[row])
+
+    @property
+    def metadata(self) -> list[dict[str, Any]]:
+        if self._metadata is None:
+            if self._documents is not None:
+                self._metadata = [d.metadata for d in self._documents]
+            else:
+                assert self.folder is not None
+                self._metadata = json.loads((self.folder / "metadata.json").read_text("utf-8"))
+        return self._metadata
+
+    def column(self, field: str) -> Column:
+        if field not in self._columns:
+            self._columns[field] = Column([m.get(field) for m in self.metadata])
+        return self._columns[field]
+
+    def filter_mask(self, node: Node) -> np.ndarray:
+        """Rows that satisfy a filter; cached, since a segment never changes and filters repeat."""
+        mask = self._masks.get(node)
+        if mask is None:
+            mask = evaluate(node, self.column, len(self))
+            self._masks[node] = mask
+            if len(self._masks) > 64:
+                self._masks.popitem(last=False)
+        else:
+            self._masks.move_to_end(node)
+        return mask

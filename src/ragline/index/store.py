@@ -1,0 +1,581 @@
+"""The on-disk collection: segments, delete sets and a manifest, committed atomically.
+
+Layout of an index directory::
+
+    manifest.json               the last completed commit (replaced atomically)
+    write.lock                  held (flock) by the one writer
+    segments/<name>/...         immutable segments (see segment.py)
+    deletes/<name>.<gen>.npy    rows of a segment deleted as of commit <gen>
+
+A commit writes new files first and swaps ``manifest.json`` last (write temp, fsync, rename), so a
+crash at any point leaves the previous commit intact; files no manifest names are removed by the next
+writer. Collection statistics (N, df, average length) are summed over live rows of all segments at
+open and after each commit, so scores always equal those of a fresh build of the live documents.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import secrets
+import shutil
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragline import __version__
+from ragline.errors import ConfigError, CorruptIndexError, IndexLockedError, IndexMismatchError, IndexNotFoundError
+from ragline.index.bm25 import BM25Params, absent_weight, idf, tf_weight
+from ragline.index.filters import FilterLike, parse_filter
+from ragline.index.segment import FieldPostings, Segment, check_fields
+from ragline.text import Analyzer, get_analyzer
+from ragline.types import Document, Hit
+
+FORMAT = 1
+MANIFEST = "manifest.json"
+
+
+@dataclass(frozen=True)
+class IndexSettings:
+    """What an index is built with; stamped in the manifest and checked on open."""
+
+    analyzer: Analyzer = field(default_factory=lambda: get_analyzer("english"))
+    fields: dict[str, float] = field(default_factory=lambda: {"body": 1.0})
+    bm25: BM25Params = field(default_factory=BM25Params)
+    max_segments: int = 8
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "analyzer": self.analyzer.to_dict(),
+            "fields": self.fields,
+            "bm25": self.bm25.to_dict(),
+            "max_segments": self.max_segments,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> IndexSettings:
+        return cls(
+            analyzer=Analyzer.from_dict(data["analyzer"]),
+            fields=check_fields(data["fields"]),
+            bm25=BM25Params(**data["bm25"]),
+            max_segments=data.get("max_segments", 8),
+        )
+
+
+@dataclass
+class SyncReport:
+    added: int = 0
+    updated: int = 0
+    deleted: int = 0
+    unchanged: int = 0
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class Index:
+    """A searchable, updatable collection of documents (BM25 over segments, filters, stored text).
+
+    Changes (``add``, ``delete``, ``sync``) become visible at ``commit``. ``path=None`` keeps
+    everything in memory (evaluation runs use this).
+    """
+
+    def __init__(self, path: Path | None, settings: IndexSettings, manifest: dict[str, Any] | None = None) -> None:
+        self.path, self.settings = path, settings
+        self.manifest = manifest or {
+            "format": FORMAT,
+            "ragline_version": __version__,
+            "generation": 0,
+            "created_at": _now(),
+            "committed_at": None,
+            "settings": settings.to_dict(),
+            "segments": [],
+        }
+        self.segments: list[Segment] = []
+        self.deleted: list[np.ndarray] = []  # per segment, True = deleted row
+        self._pending: dict[str, Document] = {}
+        self._pending_deletes: set[str] = set()
+        self._lock_fd: int | None = None
+        self._scorers: dict[BM25Params, dict[str, Any]] = {}
+        self._collection_stats: dict[str, Any] | None = None
+        self._id_map: dict[str, tuple[int, int]] | None = None
+
+    # -- opening ----------------------------------------------------------------------------------
+    @classmethod
+    def create(cls, path: str | Path | None = None, settings: IndexSettings | None = None) -> Index:
+        """A new, empty index; at ``path`` it is committed at once, so it can be opened."""
+        index = cls(Path(path) if path is not None else None, settings or IndexSettings())
+        if index.path is not None:
+            if (index.path / MANIFEST).exists():
+                raise ConfigError(f"an index already exists at {index.path}; open it instead")
+            index.path.mkdir(parents=True, exist_ok=True)
+            index._lock()
+            index._write_manifest(index.manifest)
+        return index
+
+    @classmethod
+    def open(cls, path: str | Path, analyzer: str | Analyzer | None = None) -> Index:
+        """Open the last commit at ``path``. Passing an analyzer checks it matches the index's."""
+        path = Path(path)
+        if not (path / MANIFEST).is_file():
+            raise IndexNotFoundError(str(path))
+        manifest = json.loads((path / MANIFEST).read_text("utf-8"))
+        if manifest.get("format") != FORMAT:
+            raise IndexMismatchError(
+                f"index {path} has format {manifest.get('format')}, this ragline reads format {FORMAT}; rebuild it"
+            )
+        settings = IndexSettings.from_dict(manifest["settings"])
+        if analyzer is not None and get_analyzer(analyzer) != settings.analyzer:
+            raise IndexMismatchError(
+                f"index {path} was built with analyzer {settings.analyzer.name!r} "
+                f"({settings.analyzer.to_dict()}), not {get_analyzer(analyzer).name!r}; "
+                "query it with the analyzer it was built with, or rebuild it"
+            )
+        index = cls(path, settings, manifest)
+        index._load_segments()
+        return index
+
+    @classmethod
+    def open_or_create(cls, path: str | Path, settings: IndexSettings | None = None) -> Index:
+        if (Path(path) / MANIFEST).is_file():
+            index = cls.open(path)
+            if settings is not None and settings.to_dict() != index.settings.to_dict():
+                raise IndexMismatchError(
+                    f"index {path} exists with other settings: {index.settings.to_dict()}; "
+                    "use another --index directory or delete this one"
+                )
+            return index
+        return cls.create(path, settings)
+
+    def _load_segments(self) -> None:
+        assert self.path is not None
+        self.segments, self.deleted = [], []
+        for entry in self.manifest["segments"]:
+            segment = Segment.load(self.path / "segments" / entry["name"], self.settings.fields, entry["files"])
+            deleted = np.zeros(len(segment), dtype=bool)
+            if entry.get("deletes"):
+                file = self.path / "deletes" / entry["deletes"]
+                if not file.is_file():
+                    raise CorruptIndexError(f"delete set {file} named by the manifest is missing")
+                deleted[np.load(file)] = True
+            self.segments.append(segment)
+            self.deleted.append(deleted)
+        self._invalidate()
+
+    def refresh(self) -> bool:
+        """Load a newer commit made by another writer, if any; True when something changed."""
+        if self.path is None or not (self.path / MANIFEST).is_file():
+            return False
+        manifest = json.loads((self.path / MANIFEST).read_text("utf-8"))
+        if manifest["generation"] == self.generation:
+            return False
+        self.manifest = manifest
+        self._load_segments()
+        return True
+
+    # -- locking ----------------------------------------------------------------------------------
+    def _lock(self) -> None:
+        """Take the writer lock (flock: released by the kernel if this process dies)."""
+        if self.path is None or self._lock_fd is not None:
+            return
+        fd = os.open(self.path / "write.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "unknown process"
+            os.close(fd)
+            raise IndexLockedError(str(self.path), holder) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()} since {_now()}".encode(), 0)
+        self._lock_fd = fd
+        if self.refresh():
+            self._pending.clear()
+
+    def close(self) -> None:
+        """Release the writer lock; uncommitted changes are dropped."""
+        self._pending.clear()
+        self._pending_deletes.clear()
+        if self._lock_fd is not None:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def __enter__(self) -> Index:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- reading ----------------------------------------------------------------------------------
+    @property
+    def generation(self) -> int:
+        return int(self.manifest["generation"])
+
+    def __len__(self) -> int:
+        return sum(len(s) - int(d.sum()) for s, d in zip(self.segments, self.deleted))
+
+    def id_map(self) -> dict[str, tuple[int, int]]:
+        """Live document id -> (segment number, row)."""
+        if self._id_map is None:
+            self._id_map = {
+                doc_id: (si, row)
+                for si, (seg, dead) in enumerate(zip(self.segments, self.deleted))
+                for row, doc_id in enumerate(seg.ids)
+                if not dead[row]
+            }
+        return self._id_map
+
+    def get(self, doc_id: str) -> Document | None:
+        where = self.id_map().get(doc_id)
+        return self.segments[where[0]].document(where[1]) if where else None
+
+    def documents(self) -> Iterable[Document]:
+        for seg, dead in zip(self.segments, self.deleted):
+            for row in np.flatnonzero(~dead):
+                yield seg.document(int(row))
+
+    def info(self) -> dict[str, Any]:
+        size = sum(f.stat().st_size for f in self.path.rglob("*") if f.is_file()) if self.path else 0
+        return {
+            "path": str(self.path) if self.path else None,
+            "documents": len(self),
+            "deleted": int(sum(d.sum() for d in self.deleted)),
+            "segments": [
+                {"name": s.name, "rows": len(s), "deleted": int(d.sum())} for s, d in zip(self.segments, self.deleted)
+            ],
+            "size_bytes": size,
+            "generation": self.generation,
+            "format": self.manifest["format"],
+            "ragline_version": self.manifest["ragline_version"],
+            "created_at": self.manifest["created_at"],
+            "committed_at": self.manifest["committed_at"],
+            "settings": self.manifest["settings"],
+        }
+
+    # -- BM25 search --------------------------------------------------------------------------------
+    def search(self, query: str, k: int = 10, filter: FilterLike = None, bm25: BM25Params | None = None) -> list[Hit]:
+        """The ``k`` best documents for ``query``; ``filter`` restricts candidates before ranking."""
+        ranked = self.search_terms(self.settings.analyzer(query), k, filter, bm25)
+        hits = []
+        for rank, (si, row, score) in enumerate(ranked, start=1):
+            doc = self.segments[si].document(row)
+            hits.append(Hit(doc.id, score, rank, doc.title, doc.text, doc.metadata))
+        return hits
+
+    def search_ids(
+        self, query: str, k: int = 10, filter: FilterLike = None, bm25: BM25Params | None = None
+    ) -> list[tuple[str, float]]:
+        """Like ``search`` but only (doc id, score): no stored text is read."""
+        ranked = self.search_terms(self.settings.analyzer(query), k, filter, bm25)
+        return [(self.segments[si].ids[row], score) for si, row, score in ranked]
+
+    def search_terms(
+        self, terms: Sequence[str], k: int = 10, filter: FilterLike = None, bm25: BM25Params | None = None
+    ) -> list[tuple[int, int, float]]:
+        """(segment, row, score) of the ``k`` best live rows for already-analyzed ``terms``.
+
+        A row is a candidate when it contains a query term with positive weight and passes the filter
+        and the delete set; ties keep segment-then-row order.
+        """
+        if k <= 0:
+            return []
+        scorer = self._scorer(bm25 or self.settings.bm25)
+        gids = [g for g in (scorer["vocab"].get(t, -1) for t in terms) if g >= 0]
+        node = parse_filter(filter)
+        found_scores, found_seg, found_rows = [], [], []
+        for si, seg in enumerate(self.segments):
+            scores = np.zeros(len(seg), dtype=np.float32)
+            for fname, fweight in self.settings.fields.items():
+                postings, g2l, weights = seg.fields[fname], scorer["g2l"][si][fname], scorer["weights"][si][fname]
+                idf_f = scorer["idf"][fname]
+                for g in gids:
+                    local = g2l[g] if g < len(g2l) else -1
+                    if local >= 0:
+                        start, end = postings.indptr[local], postings.indptr[local + 1]
+                        scores[postings.docs[start:end]] += (fweight * idf_f[g]) * weights[start:end]
+            rows = np.flatnonzero(scores)
+            if self.deleted[si].any():
+                rows = rows[~self.deleted[si][rows]]
+            if node is not None:
+                rows = rows[seg.filter_mask(node)[rows]]
+            if len(rows) > k:
+                rows = rows[np.argpartition(-scores[rows], k - 1)[:k]]
+            found_scores.append(scores[rows])
+            found_seg.append(np.full(len(rows), si))
+            found_rows.append(rows)
+        if not found_scores:
+            return []
+        all_scores = np.concatenate(found_scores).astype(np.float64) + scorer["absent"](gids)
+        order = np.argsort(-all_scores, kind="stable")[:k]
+        segs, rows = np.concatenate(found_seg), np.concatenate(found_rows)
+        return [(int(segs[i]), int(rows[i]), float(all_scores[i])) for i in order]
+
+    def _stats(self) -> dict[str, Any]:
+        """Per-commit collection statistics: global vocabulary, live df and average length per field."""
+        if self._collection_stats is not None:
+            return self._collection_stats
+        vocab: dict[str, int] = {}
+        l2g = [
+            {
+                f: np.array([vocab.setdefault(t, len(vocab)) for t in p.terms], dtype=np.int64)
+                for f, p in seg.fields.items()
+            }
+            for seg in self.segments
+        ]
+        g2l = []  # per segment and field: global term id -> local term id (-1: absent)
+        for seg_l2g in l2g:
+            maps = {}
+            for f, ids in seg_l2g.items():
+                maps[f] = np.full(len(vocab), -1, dtype=np.int32)
+                maps[f][ids] = np.arange(len(ids), dtype=np.int32)
+            g2l.append(maps)
+        n_live = len(self)
+        df = {f: np.zeros(len(vocab), dtype=np.int64) for f in self.settings.fields}
+        total = dict.fromkeys(self.settings.fields, 0.0)
+        for seg, dead, seg_l2g in zip(self.segments, self.deleted, l2g):
+            live = ~dead if dead.any() else None
+            for f, postings in seg.fields.items():
+                np.add.at(df[f], seg_l2g[f], postings.live_df(live))
+                total[f] += float(postings.lengths.sum() if live is None else postings.lengths[live].sum())
+        avg = {f: total[f] / n_live if n_live else 0.0 for f in self.settings.fields}
+        self._collection_stats = {"vocab": vocab, "g2l": g2l, "df": df, "avg": avg, "n": n_live}
+        return self._collection_stats
+
+    def _scorer(self, params: BM25Params) -> dict[str, Any]:
+        """IDF per field and the weight of every posting under ``params`` (cached per commit)."""
+        if params in self._scorers:
+            return self._scorers[params]
+        stats = self._stats()
+        fields = self.settings.fields
+        idfs = {f: idf(params, stats["df"][f], stats["n"]) for f in fields}
+        weights = [
+            {
+                f: tf_weight(params, p.tfs, p.lengths[p.docs], stats["avg"][f]).astype(np.float32)
+                for f, p in seg.fields.items()
+            }
+            for seg in self.segments
+        ]
+        absent = absent_weight(params)
+
+        def absent_score(gids: list[int]) -> float:
+            # bm25l / bm25+: every matching document also earns idf * weight(0) for each query term.
+            return sum(w * absent * float(idfs[f][gids].sum()) for f, w in fields.items()) if absent else 0.0
+
+        scorer = {"vocab": stats["vocab"], "g2l": stats["g2l"], "idf": idfs, "weights": weights, "absent": absent_score}
+        self._scorers[params] = scorer
+        return scorer
+
+    def _invalidate(self) -> None:
+        self._collection_stats = None
+        self._scorers.clear()
+        self._id_map = None
+
+    # -- writing ----------------------------------------------------------------------------------
+    def add(self, documents: Iterable[Document]) -> int:
+        """Add or replace (same id) documents; visible after ``commit``. Returns how many."""
+        self._lock()
+        n = 0
+        for doc in documents:
+            if not isinstance(doc, Document) or not doc.id:
+                raise ConfigError(f"add() takes Documents with a non-empty id, got {doc!r:.80}")
+            self._pending[doc.id] = doc
+            self._pending_deletes.discard(doc.id)
+            n += 1
+        return n
+
+    def delete(self, ids: Iterable[str]) -> int:
+        """Delete documents by id; visible after ``commit``. Returns how many were known."""
+        self._lock()
+        n = 0
+        live = self.id_map()
+        for doc_id in ids:
+            known = doc_id in live or doc_id in self._pending
+            self._pending.pop(doc_id, None)
+            if doc_id in live:
+                self._pending_deletes.add(doc_id)
+            n += known
+        return n
+
+    def sync(self, documents: Iterable[Document], prune: bool = True) -> SyncReport:
+        """Make the index hold exactly ``documents`` (by id and content hash); commit to apply."""
+        report, seen, live = SyncReport(), set(), self.id_map()
+        changed = []
+        for doc in documents:
+            seen.add(doc.id)
+            where = live.get(doc.id)
+            if where is None:
+                report.added += 1
+                changed.append(doc)
+            elif self.segments[where[0]].hashes[where[1]] != doc.hash:
+                report.updated += 1
+                changed.append(doc)
+            else:
+                report.unchanged += 1
+        self.add(changed)
+        if prune:
+            gone = [doc_id for doc_id in live if doc_id not in seen]
+            report.deleted = self.delete(gone)
+        return report
+
+    @property
+    def dirty(self) -> bool:
+        return bool(self._pending or self._pending_deletes)
+
+    def commit(self) -> int:
+        """Apply pending changes atomically; returns the new generation (unchanged if nothing to do)."""
+        if not self.dirty:
+            return self.generation
+        self._lock()
+        gen = self.generation + 1
+        deleted = [d.copy() for d in self.deleted]
+        live = self.id_map()
+        for doc_id in self._pending_deletes | (self._pending.keys() & live.keys()):
+            si, row = live[doc_id]
+            deleted[si][row] = True
+        segments = list(self.segments)
+        if self._pending:
+            segments.append(
+                Segment.build(
+                    self._segment_name(gen), list(self._pending.values()), self.settings.analyzer, self.settings.fields
+                )
+            )
+            deleted.append(np.zeros(len(segments[-1]), dtype=bool))
+        self._publish(gen, segments, deleted)
+        self._pending.clear()
+        self._pending_deletes.clear()
+        if len(self.segments) > self.settings.max_segments:
+            self.merge(self.settings.max_segments)
+        return self.generation
+
+    def merge(self, max_segments: int = 1) -> int:
+        """Rewrite the smallest segments into one, dropping deleted rows, until at most ``max_segments``.
+
+        Postings are merged directly (no re-analysis). Scores do not change.
+        """
+        if self.dirty:
+            raise ConfigError("commit pending changes before merge()")
+        self._lock()
+        live_counts = [len(s) - int(d.sum()) for s, d in zip(self.segments, self.deleted)]
+        empties = [i for i, n in enumerate(live_counts) if n == 0]
+        order = sorted((i for i in range(len(self.segments)) if live_counts[i]), key=lambda i: live_counts[i])
+        n_merge = max(0, len(order) - max(max_segments, 1) + 1) if len(order) > max_segments else 0
+        chosen = sorted(order[:n_merge]) if n_merge >= 2 else []
+        if not chosen and not empties:
+            return self.generation
+        gen = self.generation + 1
+        keep = [i for i in range(len(self.segments)) if i not in chosen and i not in empties]
+        segments = [self.segments[i] for i in keep]
+        deleted = [self.deleted[i] for i in keep]
+        if chosen:
+            merged = _merge_segments(self._segment_name(gen), [(self.segments[i], ~self.deleted[i]) for i in chosen])
+            segments.append(merged)
+            deleted.append(np.zeros(len(merged), dtype=bool))
+        self._publish(gen, segments, deleted)
+        return self.generation
+
+    def _segment_name(self, gen: int) -> str:
+        return f"seg-{gen:06d}-{secrets.token_hex(3)}"
+
+    def _publish(self, gen: int, segments: list[Segment], deleted: list[np.ndarray]) -> None:
+        """Write what is new, swap the manifest, then adopt the new state (and clean up)."""
+        manifest = dict(self.manifest, generation=gen, committed_at=_now(), ragline_version=__version__)
+        entries, old = [], {e["name"]: e for e in self.manifest["segments"]}
+        for seg, dead in zip(segments, deleted):
+            entry = dict(old.get(seg.name) or {"name": seg.name})
+            if self.path is not None:
+                if seg.name not in old:
+                    tmp = self.path / "segments" / f"{seg.name}.tmp"
+                    entry["files"] = seg.write(tmp)
+                    tmp.rename(self.path / "segments" / seg.name)
+                    _fsync_dir(self.path / "segments")
+                n_dead = int(dead.sum())
+                if n_dead and n_dead != old.get(seg.name, {}).get("n_deleted", 0):
+                    (self.path / "deletes").mkdir(exist_ok=True)
+                    entry["deletes"] = f"{seg.name}.{gen:06d}.npy"
+                    with open(self.path / "deletes" / entry["deletes"], "wb") as fh:
+                        np.save(fh, np.flatnonzero(dead).astype(np.int32))
+                        fh.flush()
+                        os.fsync(fh.fileno())
+                elif not n_dead:
+                    entry.pop("deletes", None)
+            entry["rows"], entry["n_deleted"] = len(seg), int(dead.sum())
+            entries.append(entry)
+        manifest["segments"] = entries
+        if self.path is not None:
+            self._write_manifest(manifest)
+        self.manifest, self.segments, self.deleted = manifest, segments, deleted
+        self._invalidate()
+        if self.path is not None:
+            self._collect_garbage()
+
+    def _write_manifest(self, manifest: dict[str, Any]) -> None:
+        assert self.path is not None
+        tmp = self.path / f"{MANIFEST}.tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(manifest, fh, indent=1)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, self.path / MANIFEST)
+        _fsync_dir(self.path)
+
+    def _collect_garbage(self) -> None:
+        """Remove segment folders and delete sets that the current manifest does not name."""
+        assert self.path is not None
+        names = {e["name"] for e in self.manifest["segments"]}
+        deletes = {e.get("deletes") for e in self.manifest["segments"]}
+        for folder in (self.path / "segments").glob("*") if (self.path / "segments").exists() else []:
+            if folder.name not in names:
+                shutil.rmtree(folder, ignore_errors=True)
+        for file in (self.path / "deletes").glob("*") if (self.path / "deletes").exists() else []:
+            if file.name not in deletes:
+                file.unlink(missing_ok=True)
+
+
+def _merge_segments(name: str, parts: list[tuple[Segment, np.ndarray]]) -> Segment:
+    """One segment holding the live rows of ``parts`` (segment, live mask), in order."""
+    documents: list[Document] = []
+    ids, hashes, sources = [], [], []
+    for seg, live in parts:
+        for row in np.flatnonzero(live):
+            documents.append(seg.document(int(row)))
+            ids.append(seg.ids[row])
+            hashes.append(seg.hashes[row])
+            sources.append(seg.sources[row])
+    fields = {}
+    for fname in parts[0][0].fields:
+        vocab: dict[str, int] = {}
+        term_parts, row_parts, tf_parts, lengths = [], [], [], []
+        offset = 0
+        for seg, live in parts:
+            p: FieldPostings = seg.fields[fname]
+            local_to_new = np.array([vocab.setdefault(t, len(vocab)) for t in p.terms], dtype=np.int64)
+            new_row = np.cumsum(live) - 1 + offset  # old row -> new row (valid where live)
+            owner = np.repeat(np.arange(len(p.terms)), np.diff(p.indptr))
+            keep = live[p.docs]
+            term_parts.append(local_to_new[owner[keep]])
+            row_parts.append(new_row[p.docs[keep]])
+            tf_parts.append(np.asarray(p.tfs)[keep])
+            lengths.append(np.asarray(p.lengths)[live])
+            offset += int(live.sum())
+        terms, rows, tfs = (np.concatenate(x) for x in (term_parts, row_parts, tf_parts))
+        order = np.lexsort((rows, terms))
+        indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(terms, minlength=len(vocab)), out=indptr[1:])
+        fields[fname] = FieldPostings(
+            list(vocab), indptr, rows[order].astype(np.int32), tfs[order].astype(np.float32), np.concatenate(lengths)
+        )
+    return Segment(name, ids, hashes, sources, fields, documents=documents)

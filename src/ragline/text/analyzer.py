@@ -1,0 +1,148 @@
+"""Text analysis: the same function turns documents and queries into index terms.
+
+An ``Analyzer`` is a small, serializable recipe (normalize -> tokenize -> stopwords -> stem). It is
+recorded in every index manifest, so a query can never be analyzed differently from the documents it
+searches. Presets:
+
+- ``english`` (default): NFKC, lowercase, word tokens, English possessive ``'s`` removed, Lucene's 33
+  stopwords, Snowball English stemmer (PyStemmer). Close to Lucene's EnglishAnalyzer, which uses Porter;
+  ``english-porter`` selects that stemmer for exact Pyserini comparisons.
+- ``simple``: NFKC, lowercase, word tokens; no stopwords, no stemming.
+- ``chinese``: jieba word segmentation (search mode) for Han text, English rules for the rest.
+- ``cjk-bigram``: Han characters as unigrams plus overlapping bigrams, the dictionary-free fallback.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import asdict, dataclass
+from functools import cached_property
+from typing import Any
+
+from ragline.errors import ConfigError
+from ragline.text.stopwords import STOPWORDS
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_HAN_OR_WORD = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+|\w+", re.UNICODE)
+_POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
+TOKENIZERS = ("word", "jieba", "cjk-bigram")
+
+
+@dataclass(frozen=True)
+class Analyzer:
+    """A text-to-terms recipe. Two analyzers with equal fields produce identical terms."""
+
+    name: str = "english"
+    tokenizer: str = "word"
+    lowercase: bool = True
+    stopwords: str = "lucene"
+    stemmer: str | None = "english"
+    min_token_length: int = 1
+
+    def __post_init__(self) -> None:
+        if self.tokenizer not in TOKENIZERS:
+            raise ConfigError(f"unknown tokenizer {self.tokenizer!r}; choose one of {', '.join(TOKENIZERS)}")
+        if self.stopwords not in STOPWORDS:
+            raise ConfigError(f"unknown stopword list {self.stopwords!r}; choose one of {', '.join(STOPWORDS)}")
+        if self.stemmer is not None:
+            import Stemmer
+
+            if self.stemmer not in Stemmer.algorithms():
+                raise ConfigError(
+                    f"unknown stemmer {self.stemmer!r}; PyStemmer offers {', '.join(Stemmer.algorithms())}"
+                )
+
+    # -- the pipeline -------------------------------------------------------------------------
+    def __call__(self, text: str) -> list[str]:
+        """Terms of ``text``, in order (duplicates kept: term frequency matters)."""
+        text = unicodedata.normalize("NFKC", text)
+        if self.lowercase:
+            text = text.lower()
+        text = _POSSESSIVE.sub("", text)
+        tokens = self._tokenize(text)
+        stop = self._stopwords
+        if stop or self.min_token_length > 1:
+            tokens = [t for t in tokens if t not in stop and len(t) >= self.min_token_length]
+        if self.stemmer is not None:
+            tokens = self._stem(tokens)
+        return tokens
+
+    def analyze_many(self, texts: list[str]) -> list[list[str]]:
+        return [self(t) for t in texts]
+
+    def _tokenize(self, text: str) -> list[str]:
+        if self.tokenizer == "word":
+            return _WORD.findall(text)
+        tokens: list[str] = []
+        for piece in _HAN_OR_WORD.findall(text):
+            if not _HAN.fullmatch(piece):
+                tokens.append(piece)
+            elif self.tokenizer == "jieba":
+                tokens.extend(w for w in self._jieba.cut_for_search(piece) if w.strip())
+            else:
+                tokens.extend(piece)  # unigrams
+                tokens.extend(piece[i : i + 2] for i in range(len(piece) - 1))
+        return tokens
+
+    def _stem(self, tokens: list[str]) -> list[str]:
+        # Stemming is the slow step; words repeat (Zipf), so a per-analyzer cache pays off quickly.
+        cache = self._stem_cache
+        missing = [t for t in set(tokens) if t not in cache]
+        if missing:
+            if len(cache) > 2_000_000:
+                cache.clear()
+            cache.update(zip(missing, self._stemmer.stemWords(missing)))
+        return [cache[t] for t in tokens]
+
+    # -- lazily built helpers (not part of equality or serialization) -------------------------------
+    @cached_property
+    def _stopwords(self) -> frozenset[str]:
+        return STOPWORDS[self.stopwords]
+
+    @cached_property
+    def _stemmer(self) -> Any:
+        import Stemmer
+
+        return Stemmer.Stemmer(self.stemmer)
+
+    @cached_property
+    def _stem_cache(self) -> dict[str, str]:
+        return {}
+
+    @cached_property
+    def _jieba(self) -> Any:
+        import logging
+
+        import jieba
+
+        jieba.setLogLevel(logging.WARNING)  # its dictionary-loading chatter would pollute stderr
+        return jieba
+
+    # -- serialization ----------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Analyzer:
+        return cls(**data)
+
+
+PRESETS: dict[str, Analyzer] = {
+    "english": Analyzer(),
+    "english-porter": Analyzer(name="english-porter", stemmer="porter"),
+    "simple": Analyzer(name="simple", stopwords="none", stemmer=None),
+    "chinese": Analyzer(name="chinese", tokenizer="jieba", stopwords="chinese"),
+    "cjk-bigram": Analyzer(name="cjk-bigram", tokenizer="cjk-bigram", stopwords="chinese"),
+}
+
+
+def get_analyzer(name: str | Analyzer) -> Analyzer:
+    """The preset called ``name`` (an ``Analyzer`` passes through)."""
+    if isinstance(name, Analyzer):
+        return name
+    try:
+        return PRESETS[name]
+    except KeyError:
+        raise ConfigError(f"unknown analyzer {name!r}; choose one of {', '.join(PRESETS)}") from None
