@@ -20,7 +20,7 @@ import json
 import os
 import secrets
 import shutil
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -410,8 +410,12 @@ class Index:
             n += known
         return n
 
-    def sync(self, documents: Iterable[Document], prune: bool = True) -> SyncReport:
-        """Make the index hold exactly ``documents`` (by id and content hash); commit to apply."""
+    def sync(self, documents: Iterable[Document], prune: bool = True, keep: Collection[str] = ()) -> SyncReport:
+        """Make the index hold exactly ``documents`` (by id and content hash); commit to apply.
+
+        With ``prune``, live documents not given are deleted, except the ids in ``keep`` (sources that
+        failed to load this time keep what an earlier run indexed).
+        """
         report, seen, live = SyncReport(), set(), self.id_map()
         changed = []
         for doc in documents:
@@ -427,7 +431,7 @@ class Index:
                 report.unchanged += 1
         self.add(changed)
         if prune:
-            gone = [doc_id for doc_id in live if doc_id not in seen]
+            gone = [doc_id for doc_id in live if doc_id not in seen and doc_id not in keep]
             report.deleted = self.delete(gone)
         return report
 

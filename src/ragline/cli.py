@@ -1,0 +1,339 @@
+"""The ``ragline`` command. Each sub-command is a thin layer over the library.
+
+Results go to stdout (a table, or with ``--output json`` exactly one line of JSON); progress,
+warnings and errors go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from ragline import __version__
+from ragline.errors import RaglineError
+from ragline.index import VARIANTS, BM25Params, Index, IndexSettings
+from ragline.ingest import LoadReport, load_folder, load_jsonl_corpus
+from ragline.progress import stderr
+from ragline.text import PRESETS, get_analyzer
+
+DEFAULT_INDEX = "ragline-index"
+EXAMPLES = """\
+examples:
+  ragline index ./docs                      index a folder of .txt/.md files (again: syncs changes)
+  ragline search "remote work allowance" --filter "acl in [all, hr]"
+  ragline info
+  ragline eval ../shared/bench/scifact --retriever bm25 --split test --output json
+
+The index directory is --index, else $RAGLINE_INDEX, else ./ragline-index.
+Filters: field=value, field!=value, field<=value (<, >, >=), field in [a, b], with and/or/not and ().
+"""
+
+
+# -- helpers ----------------------------------------------------------------------------------------
+def _index_path(args: argparse.Namespace) -> Path:
+    return Path(args.index or os.environ.get("RAGLINE_INDEX") or DEFAULT_INDEX)
+
+
+def _emit_json(payload: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(payload, ensure_ascii=False, default=str) + "\n")
+
+
+def _bm25_params(args: argparse.Namespace, base: BM25Params) -> BM25Params:
+    return BM25Params(
+        variant=args.variant or base.variant,
+        k1=base.k1 if args.k1 is None else args.k1,
+        b=base.b if args.b is None else args.b,
+        delta=base.delta if args.delta is None else args.delta,
+    )
+
+
+def _parse_fields(spec: str) -> dict[str, float]:
+    fields = {}
+    for part in spec.split(","):
+        name, _, weight = part.partition("=")
+        try:
+            fields[name.strip()] = float(weight) if weight else 1.0
+        except ValueError:
+            raise RaglineError(
+                f"--fields: weight {weight!r} of {name!r} is not a number (e.g. title=2,text=1)"
+            ) from None
+    return fields
+
+
+def _load_source(source: Path, max_bytes: int) -> LoadReport:
+    if source.is_file() and source.suffix == ".jsonl":
+        return load_jsonl_corpus(source)
+    if (source / "corpus.jsonl").is_file():
+        return load_jsonl_corpus(source / "corpus.jsonl")
+    return load_folder(source, max_bytes=max_bytes)
+
+
+# -- sub-commands -------------------------------------------------------------------------------------
+def cmd_index(args: argparse.Namespace) -> int:
+    path = _index_path(args)
+    settings = IndexSettings(analyzer=get_analyzer(args.analyzer), fields=_parse_fields(args.fields))
+    started = time.perf_counter()
+    with stderr.status(f"reading {args.source}"):
+        loaded = _load_source(Path(args.source), int(args.max_file_mb * 1024 * 1024))
+    for error in loaded.errors:
+        stderr.print(f"[yellow]skipped[/] {error}", highlight=False)
+    with Index.open_or_create(path, settings) as index:
+        # A file that fails to load now keeps what an earlier run indexed: nothing indexed is lost.
+        failed = {_doc_id_of(error.source, args.source) for error in loaded.errors}
+        report = index.sync(loaded.documents, prune=True, keep=failed)
+        with stderr.status(f"committing {report.added + report.updated} documents"):
+            index.commit()
+        info = index.info()
+    result = {
+        "index": str(path),
+        "added": report.added,
+        "updated": report.updated,
+        "deleted": report.deleted,
+        "unchanged": report.unchanged,
+        "skipped": len(loaded.errors),
+        "documents": info["documents"],
+        "generation": info["generation"],
+        "seconds": round(time.perf_counter() - started, 3),
+    }
+    if args.output == "json":
+        _emit_json(result)
+    else:
+        Console().print(
+            f"{path}: {report.added} added, {report.updated} updated, {report.deleted} deleted, "
+            f"{report.unchanged} unchanged, {len(loaded.errors)} skipped; {info['documents']} documents "
+            f"(generation {info['generation']}, {result['seconds']} s)"
+        )
+    return 0
+
+
+def _doc_id_of(source: str, root: str) -> str:
+    try:
+        return Path(source).relative_to(Path(root)).with_suffix("").as_posix()
+    except ValueError:
+        return source
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    path = _index_path(args)
+    index = Index.open(path)
+    params = _bm25_params(args, index.settings.bm25)
+    hits = index.search(args.query, args.k, args.filter, params)
+    if args.output == "json":
+        _emit_json(
+            {
+                "query": args.query,
+                "hits": [
+                    {
+                        "rank": h.rank,
+                        "doc_id": h.doc_id,
+                        "score": h.score,
+                        "title": h.title,
+                        "snippet": _snippet(h.text),
+                    }
+                    for h in hits
+                ],
+                "provenance": {
+                    "ragline_version": __version__,
+                    "index": str(path),
+                    "bm25": params.to_dict(),
+                    "filter": args.filter,
+                    "generation": index.generation,
+                },
+            }
+        )
+        return 0
+    table = Table(title=f"{len(hits)} results for {args.query!r}" + (f" where {args.filter}" if args.filter else ""))
+    for column in ("#", "score", "id", "title / snippet"):
+        table.add_column(column, overflow="fold")
+    for h in hits:
+        table.add_row(str(h.rank), f"{h.score:.3f}", h.doc_id, f"[bold]{h.title}[/]\n{_snippet(h.text)}")
+    Console().print(table)
+    return 0
+
+
+def _snippet(text: str, width: int = 200) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    info = Index.open(_index_path(args)).info()
+    if args.output == "json":
+        _emit_json(info)
+        return 0
+    table = Table(title=f"ragline index {info['path']}", show_header=False)
+    for key in (
+        "documents",
+        "deleted",
+        "size_bytes",
+        "generation",
+        "format",
+        "ragline_version",
+        "created_at",
+        "committed_at",
+    ):
+        table.add_row(key, str(info[key]))
+    table.add_row(
+        "segments", ", ".join(f"{s['name']} ({s['rows']} rows, {s['deleted']} deleted)" for s in info["segments"])
+    )
+    settings = info["settings"]
+    table.add_row("analyzer", json.dumps(settings["analyzer"]))
+    table.add_row("fields", json.dumps(settings["fields"]))
+    table.add_row("bm25", json.dumps(settings["bm25"]))
+    Console().print(table)
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from ragline.eval.datasets import load_dataset
+    from ragline.eval.retrieval import evaluate_retriever
+    from ragline.retrieve.sparse import BM25Retriever
+
+    with stderr.status(f"loading {args.dataset}"):
+        dataset = load_dataset(args.dataset, args.split)
+    settings = IndexSettings(analyzer=get_analyzer(args.analyzer), fields=_parse_fields(args.fields))
+    index = Index.create(None, settings)
+    index.add(dataset.corpus)
+    with stderr.status(f"indexing {len(dataset.corpus)} documents"):
+        index.commit()
+    metrics = tuple(m.strip() for m in args.metrics.split(",") if m.strip())
+    results = []
+    for name in args.retriever:
+        if name != "bm25":
+            raise RaglineError(f"unknown retriever {name!r}; available: bm25")
+        retriever = BM25Retriever(index, _bm25_params(args, settings.bm25))
+        results.append(evaluate_retriever(dataset, retriever, metrics, args.depth))
+    if args.save_run:
+        from ragline.eval.trec import write_run
+
+        write_run(results[0].run, args.save_run, tag=args.retriever[0])
+    provenance = {
+        "ragline_version": __version__,
+        "dataset_path": str(dataset.path),
+        "dataset_hash": dataset.hash,
+        "split": args.split,
+        "depth": args.depth,
+        "config": results[0].retriever,
+    }
+    payload = {
+        "dataset": dataset.name,
+        "split": args.split,
+        "queries": len(dataset.judged_queries),
+        "retriever": args.retriever[0],
+        "metrics": results[0].metrics,
+        "provenance": provenance,
+    }
+    if args.output == "json":
+        _emit_json(payload)
+        return 0
+    table = Table(title=f"{dataset.name} ({args.split}, {payload['queries']} judged queries)")
+    table.add_column("metric")
+    for name in args.retriever:
+        table.add_column(name, justify="right")
+    for m in metrics:
+        table.add_row(m, *(f"{result.metrics[m]:.4f}" for result in results))
+    Console().print(table)
+    return 0
+
+
+# -- the parser ---------------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ragline",
+        description="Index documents, search them, and measure retrieval quality. Runs offline.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"ragline {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def common(p: argparse.ArgumentParser, index: bool = True) -> None:
+        if index:
+            p.add_argument("--index", help="index directory (default: $RAGLINE_INDEX, else ./ragline-index)")
+        p.add_argument("--output", choices=("table", "json"), default="table", help="json: one line on stdout")
+
+    def bm25_flags(p: argparse.ArgumentParser) -> None:
+        g = p.add_argument_group("BM25 (defaults: the index's, else lucene k1=0.9 b=0.4 as Anserini)")
+        g.add_argument("--variant", choices=VARIANTS, help="BM25 variant (see docs/bm25.md)")
+        g.add_argument("--k1", type=float, help="term-frequency saturation (0.9)")
+        g.add_argument("--b", type=float, help="length normalization, 0..1 (0.4)")
+        g.add_argument("--delta", type=float, help="bm25l / bm25+ lower bound (0.5)")
+
+    def analysis_flags(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--analyzer", default="english", choices=sorted(PRESETS), help="text analysis (english)")
+        p.add_argument(
+            "--fields", default="body", help="indexed fields and weights: body (title+text), or title=2,text=1"
+        )
+
+    p = sub.add_parser(
+        "index",
+        help="index or re-sync a folder of .txt/.md files or a BEIR corpus",
+        description="Index SOURCE. Run again on the same source to sync: new and changed files "
+        "are (re)indexed, removed files deleted, unchanged files skipped.",
+    )
+    p.add_argument("source", help="folder of .txt/.md files, a BEIR folder (corpus.jsonl) or a .jsonl corpus")
+    p.add_argument("--max-file-mb", type=float, default=20.0, help="skip (and report) files larger than this (20)")
+    analysis_flags(p)
+    common(p)
+    p.set_defaults(func=cmd_index)
+
+    p = sub.add_parser("search", help="ranked results with scores and snippets")
+    p.add_argument("query")
+    p.add_argument("-k", type=int, default=10, help="number of results (10)")
+    p.add_argument("--filter", help='metadata filter, e.g. "acl in [all, hr] and year >= 2024"')
+    bm25_flags(p)
+    common(p)
+    p.set_defaults(func=cmd_search)
+
+    p = sub.add_parser("info", help="documents, segments, deletes, size and build stamps of an index")
+    common(p)
+    p.set_defaults(func=cmd_info)
+
+    p = sub.add_parser(
+        "eval",
+        help="measure retrieval on a BEIR folder or a questions folder",
+        description="Index the dataset's corpus in memory, run its judged queries and score them.",
+    )
+    p.add_argument("dataset", help="BEIR folder (corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv) or questions folder")
+    p.add_argument("--retriever", action="append", default=None, help="retriever to evaluate (bm25)")
+    p.add_argument("--split", default="test", help="qrels split (test)")
+    p.add_argument("--metrics", default=",".join(_default_metrics()), help="comma-separated metric names")
+    p.add_argument("--depth", type=int, default=1000, help="documents retrieved per query (1000)")
+    p.add_argument("--save-run", metavar="FILE", help="write the run in TREC format")
+    analysis_flags(p)
+    bm25_flags(p)
+    common(p, index=False)
+    p.set_defaults(func=cmd_eval)
+    return parser
+
+
+def _default_metrics() -> tuple[str, ...]:
+    from ragline.eval.retrieval import DEFAULT_METRICS
+
+    return DEFAULT_METRICS
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if getattr(args, "retriever", "") is None:
+        args.retriever = ["bm25"]
+    try:
+        return args.func(args)
+    except RaglineError as error:
+        stderr.print(f"[red]error:[/] {error}", highlight=False)
+        return 2
+    except KeyboardInterrupt:
+        stderr.print("interrupted; the index keeps its last commit")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

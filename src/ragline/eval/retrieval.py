@@ -1,0 +1,38 @@
+"""Evaluate a retriever on a dataset: run every judged query, score the run, keep per-query values."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragline.eval.datasets import Dataset
+from ragline.eval.metrics import Run, evaluate, mean_scores
+from ragline.progress import track
+from ragline.retrieve.base import Retriever
+
+DEFAULT_METRICS = ("ndcg@10", "recall@100", "mrr@10", "map@100", "p@10", "hit@10", "failed@10", "recall@1000")
+
+
+@dataclass
+class RetrievalResult:
+    retriever: dict[str, Any]
+    metrics: dict[str, float]
+    per_query: dict[str, dict[str, float]] = field(repr=False)
+    run: Run = field(repr=False)
+
+
+def run_queries(retriever: Retriever, queries: dict[str, str], depth: int = 1000) -> Run:
+    """The top ``depth`` documents of every query, as a run (query id -> doc id -> score)."""
+    return {
+        qid: dict(retriever.rank(text, depth))
+        for qid, text in track(queries.items(), f"{retriever.name}: searching", total=len(queries))
+    }
+
+
+def evaluate_retriever(
+    dataset: Dataset, retriever: Retriever, metrics: tuple[str, ...] = DEFAULT_METRICS, depth: int = 1000
+) -> RetrievalResult:
+    """Score ``retriever`` on the judged queries of ``dataset``'s split (see ``eval.metrics``)."""
+    run = run_queries(retriever, dataset.judged_queries, depth)
+    per_query = evaluate(dataset.qrels, run, metrics)
+    return RetrievalResult(retriever.config(), mean_scores(per_query, list(metrics)), per_query, run)

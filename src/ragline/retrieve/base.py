@@ -1,0 +1,42 @@
+"""The retriever interface: anything that ranks document ids for a query, filter applied inside."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+from ragline.index.filters import FilterLike
+from ragline.index.store import Index
+from ragline.types import Hit
+
+Ranked = list[tuple[str, float]]
+
+
+class Retriever(ABC):
+    """Ranks the documents of an ``Index``. ``rank`` is the one method to write.
+
+    ``filter`` is applied inside the ranking, before the top ``k`` are chosen, so a filtered
+    search returns ``k`` results whenever ``k`` allowed documents match.
+    """
+
+    name: str = "retriever"
+
+    def __init__(self, index: Index) -> None:
+        self.index = index
+
+    @abstractmethod
+    def rank(self, query: str, k: int = 10, filter: FilterLike = None) -> Ranked:
+        """(doc id, score) pairs, best first, at most ``k``."""
+
+    def search(self, query: str, k: int = 10, filter: FilterLike = None) -> list[Hit]:
+        """Ranked hits with their stored title, text and metadata."""
+        hits = []
+        for rank, (doc_id, score) in enumerate(self.rank(query, k, filter), start=1):
+            doc = self.index.get(doc_id)
+            if doc is not None:
+                hits.append(Hit(doc_id, score, rank, doc.title, doc.text, doc.metadata))
+        return hits
+
+    def config(self) -> dict[str, Any]:
+        """Everything that determines the ranking, for provenance."""
+        return {"name": self.name}
