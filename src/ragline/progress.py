@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 T = TypeVar("T")
-stderr = Console(stderr=True)
+stderr = Console(stderr=True, soft_wrap=True)  # never wrap a path:line in an error
 
 
 def track(items: Iterable[T], description: str, total: int | None = None) -> Iterator[T]:

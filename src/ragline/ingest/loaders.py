@@ -36,8 +36,12 @@ class LoadReport:
     errors: list[InputError] = field(default_factory=list)
 
 
-def iter_jsonl(path: str | Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Yield ``("path:line", object)`` for each non-blank line; a bad line raises ``InputError``."""
+def iter_jsonl(path: str | Path, errors: list[InputError] | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Yield ``("path:line", object)`` for each non-blank line.
+
+    A bad line raises ``InputError`` naming ``path:line``; with an ``errors`` list it is appended
+    there instead and the reading goes on.
+    """
     path = Path(path)
     try:
         handle = open(path, "rb")  # noqa: SIM115 (closed by the with below; open errors reported first)
@@ -50,11 +54,18 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[str, dict[str, Any]]]:
                 continue
             try:
                 record = json.loads(line)
+                if not isinstance(record, dict):
+                    raise InputError(where, f"expected a JSON object, got {type(record).__name__}")
             except (json.JSONDecodeError, UnicodeDecodeError) as error:
-                raise InputError(where, f"not valid JSON: {error}") from None
-            if not isinstance(record, dict):
-                raise InputError(where, f"expected a JSON object, got {type(record).__name__}")
-            yield where, record
+                bad = InputError(where, f"not valid JSON: {error}")
+            except InputError as error:
+                bad = error
+            else:
+                yield where, record
+                continue
+            if errors is None:
+                raise bad
+            errors.append(bad)
 
 
 def load_jsonl_corpus(path: str | Path) -> LoadReport:
@@ -63,22 +74,15 @@ def load_jsonl_corpus(path: str | Path) -> LoadReport:
     A malformed line or record is reported with its line number and skipped.
     """
     report = LoadReport()
-    path = Path(path)
-    lines = iter_jsonl(path)
-    while True:
-        try:
-            where, record = next(lines)
-        except StopIteration:
-            return report
-        except InputError as error:
-            report.errors.append(error)
-            if error.source == str(path):  # the file itself could not be opened
-                return report
-            continue
-        try:
-            report.documents.append(document_from_record(record, where))
-        except InputError as error:
-            report.errors.append(error)
+    try:
+        for where, record in iter_jsonl(path, report.errors):
+            try:
+                report.documents.append(document_from_record(record, where))
+            except InputError as error:
+                report.errors.append(error)
+    except InputError as error:  # the file itself could not be opened
+        report.errors.append(error)
+    return report
 
 
 def document_from_record(record: dict[str, Any], where: str) -> Document:
