@@ -1,0 +1,454 @@
+"""Dense vector index over faiss-cpu: float32 vectors for rows 0..n-1, searched by inner product.
+
+Rows are positions in insertion order; mapping rows to documents is the caller's job. With
+``metric="cosine"`` every vector is L2-normalized on add and every query on search, so the inner
+product is the cosine (zero vectors stay zero and score 0 against everything); ``"ip"`` keeps raw
+inner products. Kinds (Johnson, Douze & Jégou, "Billion-scale similarity search with GPUs", 2017):
+
+* ``flat``  exact, brute force.
+* ``hnsw``  graph search (Malkov & Yashunin, "Efficient and robust approximate nearest neighbor search
+  using Hierarchical Navigable Small World graphs", TPAMI 2018); ``m``, ``ef_construction``, ``ef_search``.
+* ``ivf``   inverted file over ``nlist`` k-means cells, ``nprobe`` of them visited per query.
+* ``ivfpq`` the same with product-quantized residuals (Jégou, Douze & Schmid, "Product quantization for
+  nearest neighbor search", TPAMI 2011): ``pq_m`` sub-vectors of ``pq_bits`` bits each.
+
+IVF kinds are trained by their first :meth:`VectorIndex.add` (use :meth:`VectorIndex.build` with the
+whole collection). faiss's k-means wants at least 39 points per centroid; with fewer training vectors
+than ``39 * nlist`` (or ``39 * 2**pq_bits`` for the PQ codebooks) the index falls back to ``flat`` with a
+logged warning, which at that size is fast anyway. ``stats["effective_kind"]`` says which one is in use.
+
+Deletes and filters are a boolean ``allowed`` mask over rows (faiss HNSW has no ``remove_ids``, so a
+deleted row is a tombstone: False in every mask). The mask goes into the search as a faiss
+``IDSelectorBitmap``, so it applies before the top k, not after. Graph and IVF searches run short of
+results when few rows are allowed, so below ``exact_search_below`` selectivity the allowed rows are
+searched exactly, and any query the approximate search leaves short of ``min(k, allowed)`` results is
+redone exactly: a search never returns fewer results than it could.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import math
+import os
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import faiss
+import numpy as np
+
+from ragline.errors import ConfigError, CorruptIndexError, IndexMismatchError
+
+logger = logging.getLogger(__name__)
+
+KINDS = ("flat", "hnsw", "ivf", "ivfpq")
+METRICS = ("cosine", "ip")
+IVF_KINDS = ("ivf", "ivfpq")
+
+# Below this fraction of allowed rows, filtered search is exact. Measured: at ~1% selectivity HNSW and
+# IVF with a selector return fewer than k results. To be calibrated by a benchmark.
+EXACT_SEARCH_BELOW = 0.02
+
+# faiss ClusteringParameters.min_points_per_centroid: k-means with fewer points per centroid is unreliable.
+MIN_POINTS_PER_CENTROID = 39
+
+# Exact search scores queries against at most this many floats at once, bounding its memory (64 MiB).
+_EXACT_BLOCK_FLOATS = 1 << 24
+
+
+@dataclass(frozen=True, slots=True)
+class VectorIndexConfig:
+    """How to build and search a :class:`VectorIndex`; parse a spec such as ``"hnsw:m=16,ef_search=64"``.
+
+    ``nlist=None`` means ``round(4 * sqrt(n))`` for the n training vectors; ``pq_m=None`` means the largest
+    divisor of the dimension not above a quarter of it (4 dimensions per sub-quantizer). ``threads=None``
+    leaves faiss's OpenMP default (OMP_NUM_THREADS, else all cores).
+    """
+
+    kind: str = "flat"
+    metric: str = "cosine"
+    m: int = 32
+    ef_construction: int = 200
+    ef_search: int = 128
+    nlist: int | None = None
+    nprobe: int = 16
+    pq_m: int | None = None
+    pq_bits: int = 8
+    exact_search_below: float = EXACT_SEARCH_BELOW
+    threads: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ConfigError(f"unknown vector index kind {self.kind!r}; valid kinds: {', '.join(KINDS)}")
+        if self.metric not in METRICS:
+            raise ConfigError(f"unknown vector metric {self.metric!r}; valid metrics: {', '.join(METRICS)}")
+        for name in ("m", "ef_construction", "ef_search", "nprobe", "pq_bits"):
+            _require(name, getattr(self, name), minimum=2 if name == "m" else 1)
+        for name in ("nlist", "pq_m", "threads"):
+            if getattr(self, name) is not None:
+                _require(name, getattr(self, name), minimum=1)
+        if self.pq_bits > 16:
+            raise ConfigError(f"vector index pq_bits must be at most 16, got {self.pq_bits}")
+        if not 0.0 <= self.exact_search_below <= 1.0:
+            raise ConfigError(f"exact_search_below must be within [0, 1], got {self.exact_search_below}")
+
+    @classmethod
+    def parse(cls, spec: str) -> VectorIndexConfig:
+        """``kind[:key=value,...]``, e.g. ``"ivfpq:nlist=256,pq_m=16"``; ``none`` for an automatic value."""
+        kind, _, rest = spec.strip().partition(":")
+        known = {f.name: f for f in dataclasses.fields(cls)}
+        values: dict[str, Any] = {"kind": kind.strip()}
+        for item in filter(None, (part.strip() for part in rest.split(","))):
+            key, sep, text = (s.strip() for s in item.partition("="))
+            if not sep or key not in known or key == "kind":
+                valid = ", ".join(k for k in known if k != "kind")
+                raise ConfigError(f"bad vector index spec {spec!r} at {item!r}: want key=value, keys: {valid}")
+            values[key] = _parse_value(key, text, spec)
+        return cls(**values)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def _require(name: str, value: object, minimum: int) -> None:
+    if not isinstance(value, int | np.integer) or isinstance(value, bool) or value < minimum:
+        raise ConfigError(f"vector index {name} must be an integer >= {minimum}, got {value!r}")
+
+
+def _parse_value(key: str, text: str, spec: str) -> Any:
+    if text.lower() in ("none", "auto"):
+        return None
+    try:
+        return float(text) if key == "exact_search_below" else text if key == "metric" else int(text)
+    except ValueError:
+        raise ConfigError(f"bad vector index spec {spec!r}: {key}={text!r} is not a number") from None
+
+
+def _as_config(config: VectorIndexConfig | str | None) -> VectorIndexConfig:
+    if config is None:
+        return VectorIndexConfig()
+    return VectorIndexConfig.parse(config) if isinstance(config, str) else config
+
+
+@contextlib.contextmanager
+def _omp_threads(threads: int | None) -> Iterator[None]:
+    """Run faiss with ``threads`` OpenMP threads, then restore the previous setting.
+
+    OpenMP's thread count belongs to the calling thread, so this touches no other Python thread's faiss
+    calls; with ``None`` it changes nothing.
+    """
+    if threads is None:
+        yield
+        return
+    previous = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(threads)
+    try:
+        yield
+    finally:
+        faiss.omp_set_num_threads(previous)
+
+
+def _default_pq_m(dim: int) -> int:
+    target = max(1, dim // 4)
+    return max(m for m in range(1, target + 1) if dim % m == 0)
+
+
+def _kind_of(index: faiss.Index) -> str:
+    # IndexIVFPQ is an IndexIVF, so test the specific class first.
+    for kind, cls in (("hnsw", faiss.IndexHNSW), ("ivfpq", faiss.IndexIVFPQ), ("ivf", faiss.IndexIVFFlat)):
+        if isinstance(index, cls):
+            return kind
+    if isinstance(index, faiss.IndexFlat):
+        return "flat"
+    raise IndexMismatchError(f"unsupported faiss index type {type(index).__name__}")
+
+
+def _top_k(scores: np.ndarray, rows: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Best ``k`` per query of (nq, m) ``scores`` and their ``rows``: score descending, then row ascending.
+
+    Padded with score -inf and row -1 up to ``k``. Among equal scores at the k-th place, which rows make
+    the cut is arbitrary (argpartition).
+    """
+    if scores.shape[1] > k:
+        part = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+        scores, rows = np.take_along_axis(scores, part, 1), np.take_along_axis(rows, part, 1)
+    by_row = np.argsort(rows, axis=1, kind="stable")
+    scores, rows = np.take_along_axis(scores, by_row, 1), np.take_along_axis(rows, by_row, 1)
+    by_score = np.argsort(-scores, axis=1, kind="stable")
+    scores, rows = np.take_along_axis(scores, by_score, 1), np.take_along_axis(rows, by_score, 1)
+    missing = k - scores.shape[1]
+    if missing > 0:
+        scores = np.pad(scores, ((0, 0), (0, missing)), constant_values=-np.inf)
+        rows = np.pad(rows, ((0, 0), (0, missing)), constant_values=-1)
+    return scores, rows
+
+
+class VectorIndex:
+    """float32 vectors of one dimension for rows 0..n-1; see the module docstring."""
+
+    def __init__(self, dim: int, config: VectorIndexConfig | str | None = None) -> None:
+        _require("dimension", dim, minimum=1)
+        self._dim = dim
+        self._config = _as_config(config)
+        if self._config.kind == "ivfpq" and self._config.pq_m is not None and dim % self._config.pq_m:
+            raise ConfigError(f"ivfpq pq_m={self._config.pq_m} must divide the dimension {dim}")
+        self._kind = self._config.kind
+        # IVF kinds are created by train(): the default nlist depends on the training set's size.
+        self._index: faiss.Index | None = None if self._kind in IVF_KINDS else self._new_index(0)
+
+    @classmethod
+    def build(cls, vectors: np.ndarray, config: VectorIndexConfig | str | None = None) -> VectorIndex:
+        """An index of ``vectors`` (n, d), IVF kinds trained on all of them."""
+        array = np.asarray(vectors)
+        if array.ndim != 2:
+            raise ConfigError(f"vectors must be a 2-D array (n, dim), got shape {array.shape}")
+        index = cls(array.shape[1], config)
+        index.add(array)
+        return index
+
+    # -- building -----------------------------------------------------------------------------------
+
+    def _new_index(self, n_train: int) -> faiss.Index:
+        c, d, ip = self._config, self._dim, faiss.METRIC_INNER_PRODUCT
+        if self._kind == "flat":
+            return faiss.IndexFlatIP(d)
+        if self._kind == "hnsw":
+            index = faiss.IndexHNSWFlat(d, c.m, ip)
+            index.hnsw.efConstruction = c.ef_construction
+            return index
+        nlist = c.nlist or max(1, round(4 * math.sqrt(n_train)))
+        quantizer = faiss.IndexFlatIP(d)  # the faiss Python wrapper keeps it alive with the index
+        if self._kind == "ivf":
+            index = faiss.IndexIVFFlat(quantizer, d, nlist, ip)
+        else:
+            index = faiss.IndexIVFPQ(quantizer, d, nlist, c.pq_m or _default_pq_m(d), c.pq_bits, ip)
+        index.make_direct_map()  # row -> vector lookups, for exact search over allowed rows
+        return index
+
+    def _too_few_to_train(self, n: int) -> str | None:
+        nlist = self._config.nlist or max(1, round(4 * math.sqrt(n)))
+        if n < MIN_POINTS_PER_CENTROID * nlist:
+            return f"{n} vectors are too few for nlist={nlist} (faiss wants {MIN_POINTS_PER_CENTROID}/cell)"
+        codebook = 2**self._config.pq_bits
+        if self._kind == "ivfpq" and n < MIN_POINTS_PER_CENTROID * codebook:
+            return f"{n} vectors are too few for pq_bits={self._config.pq_bits} ({codebook} centroids)"
+        return None
+
+    def train(self, vectors: np.ndarray) -> None:
+        """Train an IVF kind on ``vectors`` (falling back to flat if too few); a no-op for other kinds."""
+        if self._index is not None:
+            if self._kind in IVF_KINDS:
+                raise ConfigError("this vector index is already trained; build a new one to retrain")
+            return
+        x = self._prepare(vectors, "training vectors")
+        reason = self._too_few_to_train(len(x))
+        if reason is not None:
+            logger.warning("%s index falls back to exact flat search: %s", self._kind, reason)
+            self._kind = "flat"
+            self._index = self._new_index(0)
+            return
+        index = self._new_index(len(x))
+        with _omp_threads(self._config.threads):
+            index.train(x)
+        self._index = index
+
+    def add(self, vectors: np.ndarray) -> None:
+        """Append ``vectors`` (n, d) as the next rows; an untrained IVF index first trains on them."""
+        x = self._prepare(vectors, "vectors")
+        if len(x) == 0:
+            return
+        if self._index is None:
+            self.train(x)
+        with _omp_threads(self._config.threads):
+            self._index.add(x)
+
+    def _prepare(self, vectors: np.ndarray, what: str, allow_1d: bool = False) -> np.ndarray:
+        """C-contiguous float32 (n, d), checked, and normalized for cosine."""
+        x = np.asarray(vectors, dtype=np.float32)
+        if allow_1d and x.ndim == 1:
+            x = x[np.newaxis, :]
+        if x.ndim != 2:
+            raise ConfigError(f"{what} must be a 2-D array (n, dim), got shape {x.shape}")
+        if x.shape[1] != self._dim:
+            raise ConfigError(
+                f"{what} have dimension {x.shape[1]} but this index holds {self._dim}-dimensional vectors; "
+                "embed with the model the index was built with"
+            )
+        if not np.isfinite(x).all():
+            raise ConfigError(f"{what} contain NaN or infinite values")
+        if self._config.metric == "cosine":
+            norms = np.linalg.norm(x, axis=1, keepdims=True)
+            x = np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)
+        return np.ascontiguousarray(x)
+
+    # -- searching ----------------------------------------------------------------------------------
+
+    def search(self, queries: np.ndarray, k: int, allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Top ``k`` rows per query: (scores float32 (nq, k), rows int64 (nq, k)), best first.
+
+        Short results are padded with row -1 and score -inf. ``allowed``: boolean mask of length
+        ``len(self)``; only rows where it is True are returned. A 1-D query is taken as one query.
+        """
+        q = self._prepare(queries, "queries", allow_1d=True)
+        _require("k", k, minimum=0)
+        mask = self._check_mask(allowed)
+        n = len(self)
+        n_allowed = n if mask is None else int(np.count_nonzero(mask))
+        candidates = None if mask is None else np.flatnonzero(mask)
+        if k == 0 or n_allowed == 0 or len(q) == 0:
+            return _top_k(np.empty((len(q), 0), np.float32), np.empty((len(q), 0), np.int64), k)
+        if n_allowed < self._config.exact_search_below * n:
+            return self._exact(q, k, candidates)
+        scores, rows = self._approximate(q, k, mask)
+        # Graph and IVF searches can run out of allowed neighbours; redo those queries exactly.
+        short = np.flatnonzero(np.count_nonzero(rows >= 0, axis=1) < min(k, n_allowed))
+        if short.size:
+            scores[short], rows[short] = self._exact(q[short], k, candidates)
+        return scores, rows
+
+    def _check_mask(self, allowed: np.ndarray | None) -> np.ndarray | None:
+        if allowed is None:
+            return None
+        mask = np.asarray(allowed)
+        if mask.dtype != np.bool_ or mask.shape != (len(self),):
+            raise ConfigError(
+                f"allowed must be a boolean mask with one entry per row ({len(self)}), got dtype "
+                f"{mask.dtype} and shape {mask.shape}; for a list of rows r: "
+                "mask = np.zeros(len(index), bool); mask[r] = True"
+            )
+        return mask
+
+    def _search_params(self, k: int, mask: np.ndarray | None) -> faiss.SearchParameters:
+        c = self._config
+        if self._kind == "hnsw":
+            # HNSW needs a candidate list at least k long to return k results.
+            params = faiss.SearchParametersHNSW(efSearch=max(c.ef_search, k))
+        elif self._kind in IVF_KINDS:
+            params = faiss.SearchParametersIVF(nprobe=min(c.nprobe, self._index.nlist))
+        else:
+            params = faiss.SearchParameters()
+        if mask is not None:
+            # The wrappers keep the bitmap and the selector alive as long as params.
+            params.sel = faiss.IDSelectorBitmap(np.packbits(mask, bitorder="little"))
+        return params
+
+    def _approximate(self, q: np.ndarray, k: int, mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        with _omp_threads(self._config.threads):
+            scores, rows = self._index.search(q, k, params=self._search_params(k, mask))
+        scores[rows < 0] = -np.inf  # faiss pads with -FLT_MAX; -inf says "no result" unambiguously
+        return scores, rows
+
+    def _exact(self, q: np.ndarray, k: int, candidates: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """Brute-force top k over ``candidates`` rows (all rows if None), in blocks to bound memory.
+
+        Vectors come from the index itself: exact for flat, hnsw and ivf; for ivfpq they are the
+        PQ-decoded vectors, the same ones its approximate search scores.
+        """
+        rows_all = np.arange(len(self), dtype=np.int64) if candidates is None else candidates.astype(np.int64)
+        block = max(1024, _EXACT_BLOCK_FLOATS // len(q))
+        best = _top_k(np.empty((len(q), 0), np.float32), np.empty((len(q), 0), np.int64), k)
+        for start in range(0, len(rows_all), block):
+            rows = rows_all[start : start + block]
+            scores = q @ self._index.reconstruct_batch(rows).T
+            merged_scores = np.concatenate([best[0], scores], axis=1)
+            merged_rows = np.concatenate([best[1], np.broadcast_to(rows, scores.shape)], axis=1)
+            best = _top_k(merged_scores, merged_rows, k)
+        return best
+
+    # -- persistence and introspection --------------------------------------------------------------
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write atomically: a temporary file in the same directory, fsync, then rename over ``path``.
+
+        An IVF index saved before its first add is written as an empty flat index and loads back untrained.
+        """
+        target = Path(path)
+        index = self._index if self._index is not None else faiss.IndexFlatIP(self._dim)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        os.close(fd)
+        try:
+            faiss.write_index(index, tmp)
+            with open(tmp, "rb") as written:
+                os.fsync(written.fileno())
+            os.replace(tmp, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        _fsync_directory(target.parent)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], config: VectorIndexConfig | str | None = None) -> VectorIndex:
+        """Read an index written by :meth:`save`.
+
+        The structure (kind, dimension, m, nlist, PQ) comes from the file; ``config`` supplies the search
+        settings (ef_search, nprobe, exact_search_below, threads) and must name the same kind, or an IVF
+        kind for a file that fell back to flat.
+        """
+        config = _as_config(config)
+        if not Path(path).is_file():
+            raise CorruptIndexError(f"{path}: vector index file is missing")
+        try:
+            index = faiss.read_index(os.fspath(path))
+        except RuntimeError as error:
+            raise CorruptIndexError(f"{path}: not a readable faiss index ({error})") from None
+        kind = _kind_of(index)
+        fell_back = kind == "flat" and config.kind in IVF_KINDS
+        if kind != config.kind and not fell_back:
+            raise IndexMismatchError(
+                f"{path} holds a {kind} vector index but the config asks for {config.kind}; "
+                "search it with that kind or rebuild it"
+            )
+        if index.metric_type != faiss.METRIC_INNER_PRODUCT:
+            raise IndexMismatchError(f"{path}: expected an inner-product faiss index")
+        loaded = cls(index.d, config)
+        # An empty flat file for an IVF config is an IVF index saved before training: keep it untrained.
+        if not (fell_back and index.ntotal == 0):
+            loaded._kind, loaded._index = kind, index
+        if kind in IVF_KINDS and not index.direct_map.type:
+            index.make_direct_map()
+        return loaded
+
+    def __len__(self) -> int:
+        return 0 if self._index is None else int(self._index.ntotal)
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    @property
+    def config(self) -> VectorIndexConfig:
+        return self._config
+
+    @property
+    def stats(self) -> dict[str, Any]:
+        """Kind asked for and kind in use, sizes, and the structure parameters actually built."""
+        stats: dict[str, Any] = {
+            "kind": self._config.kind,
+            "effective_kind": self._kind,
+            "metric": self._config.metric,
+            "dim": self._dim,
+            "rows": len(self),
+            "trained": self._index is not None,
+        }
+        if self._kind == "hnsw":
+            stats["m"] = int(self._index.hnsw.nb_neighbors(1))
+        if self._kind in IVF_KINDS and self._index is not None:
+            stats["nlist"] = int(self._index.nlist)
+        if self._kind == "ivfpq" and self._index is not None:
+            stats["pq_m"], stats["pq_bits"] = int(self._index.pq.M), int(self._index.pq.nbits)
+        return stats
+
+
+def _fsync_directory(directory: Path) -> None:
+    """Make the rename itself durable; not possible on every platform (Windows), hence best effort."""
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
