@@ -20,6 +20,10 @@ class RetrievalResult:
     per_query: dict[str, dict[str, float]] = field(repr=False)
     run: Run = field(repr=False)
 
+    def per_query_metric(self, metric: str) -> dict[str, float]:
+        """Query id -> value of one metric (the input of the paired tests in ``eval.stats``)."""
+        return {qid: values[metric] for qid, values in self.per_query.items()}
+
 
 def run_queries(retriever: Retriever, queries: dict[str, str], depth: int = 1000) -> Run:
     """The top ``depth`` documents of every query, as a run (query id -> doc id -> score)."""
