@@ -195,53 +195,73 @@ def cmd_info(args: argparse.Namespace) -> int:
 def cmd_eval(args: argparse.Namespace) -> int:
     from ragline.eval.datasets import load_dataset
     from ragline.eval.retrieval import evaluate_retriever
-    from ragline.retrieve.sparse import BM25Retriever
+    from ragline.eval.stats import compare
+    from ragline.retrieve.registry import build_retriever, needs_embeddings
 
+    specs = args.retriever or ["bm25"]
     with stderr.status(f"loading {args.dataset}"):
         dataset = load_dataset(args.dataset, args.split)
-    settings = IndexSettings(analyzer=get_analyzer(args.analyzer), fields=_parse_fields(args.fields))
+    settings = _settings(args, embed=needs_embeddings(specs))
     index = Index.create(None, settings)
     index.add(dataset.corpus)
     with stderr.status(f"indexing {len(dataset.corpus)} documents"):
         index.commit()
     metrics = tuple(m.strip() for m in args.metrics.split(",") if m.strip())
-    results = []
-    for name in args.retriever:
-        if name != "bm25":
-            raise RaglineError(f"unknown retriever {name!r}; available: bm25")
-        retriever = BM25Retriever(index, _bm25_params(args, settings.bm25))
-        results.append(evaluate_retriever(dataset, retriever, metrics, args.depth))
+    retrievers = [build_retriever(spec, index, _bm25_params(args, settings.bm25)) for spec in specs]
+    results = [evaluate_retriever(dataset, r, metrics, args.depth) for r in retrievers]
     if args.save_run:
         from ragline.eval.trec import write_run
 
-        write_run(results[0].run, args.save_run, tag=args.retriever[0])
+        write_run(results[0].run, args.save_run, tag=specs[0].partition(":")[0])
     provenance = {
         "ragline_version": __version__,
         "dataset_path": str(dataset.path),
         "dataset_hash": dataset.hash,
         "split": args.split,
         "depth": args.depth,
-        "config": results[0].retriever,
+        "config": results[0].retriever if len(specs) == 1 else [r.retriever for r in results],
     }
-    payload = {
-        "dataset": dataset.name,
-        "split": args.split,
-        "queries": len(dataset.judged_queries),
-        "retriever": args.retriever[0],
-        "metrics": results[0].metrics,
-        "provenance": provenance,
-    }
+    head = {"dataset": dataset.name, "split": args.split, "queries": len(dataset.judged_queries)}
+    comparisons = [
+        {
+            "baseline": specs[0],
+            "retriever": spec,
+            "metric": metric,
+            **(compare(results[0].per_query_metric(metric), result.per_query_metric(metric))),
+        }
+        for spec, result in zip(specs[1:], results[1:])
+        for metric in metrics[:1]
+    ]
     if args.output == "json":
-        _emit_json(payload)
+        if len(specs) == 1:
+            _emit_json({**head, "retriever": specs[0], "metrics": results[0].metrics, "provenance": provenance})
+        else:
+            listed = [{"retriever": spec, "metrics": r.metrics} for spec, r in zip(specs, results)]
+            _emit_json({**head, "results": listed, "comparisons": comparisons, "provenance": provenance})
         return 0
-    table = Table(title=f"{dataset.name} ({args.split}, {payload['queries']} judged queries)")
+    table = Table(title=f"{dataset.name} ({args.split}, {head['queries']} judged queries)")
     table.add_column("metric")
-    for name in args.retriever:
-        table.add_column(name, justify="right")
+    for spec in specs:
+        table.add_column(spec, justify="right")
     for m in metrics:
         table.add_row(m, *(f"{result.metrics[m]:.4f}" for result in results))
     Console().print(table)
+    for c in comparisons:
+        Console().print(
+            f"{c['retriever']} vs {c['baseline']} on {c['metric']}: delta {c['delta']:+.4f} "
+            f"(95% CI {c['ci'][0]:+.4f}..{c['ci'][1]:+.4f}), p = {c['p_randomization']:.4f} (randomization), "
+            f"{c['p_t_test']:.4f} (t-test), d = {c['effect_size']:.2f}, n = {c['n']}"
+        )
     return 0
+
+
+def _settings(args: argparse.Namespace, embed: bool) -> IndexSettings:
+    return IndexSettings(
+        analyzer=get_analyzer(args.analyzer),
+        fields=_parse_fields(args.fields),
+        embedder=args.embedder if embed else None,
+        vector_index=args.vector_index,
+    )
 
 
 # -- the parser ---------------------------------------------------------------------------------------
@@ -269,6 +289,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     def analysis_flags(p: argparse.ArgumentParser) -> None:
         p.add_argument("--analyzer", default="english", choices=sorted(PRESETS), help="text analysis (english)")
+        p.add_argument("--embedder", default="minilm", help="embedding model name or folder (minilm)")
+        p.add_argument(
+            "--vector-index",
+            default="hnsw",
+            help="ANN index spec: flat, hnsw[:m=32,ef_search=128], ivf[:nprobe=16], ivfpq",
+        )
         p.add_argument(
             "--fields", default="body", help="indexed fields and weights: body (title+text), or title=2,text=1"
         )
@@ -303,7 +329,15 @@ def build_parser() -> argparse.ArgumentParser:
         description="Index the dataset's corpus in memory, run its judged queries and score them.",
     )
     p.add_argument("dataset", help="BEIR folder (corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv) or questions folder")
-    p.add_argument("--retriever", action="append", default=None, help="retriever to evaluate (bm25)")
+    p.add_argument(
+        "--retriever",
+        action="append",
+        default=None,
+        metavar="SPEC",
+        help="retriever to evaluate, repeatable; the first is the baseline of the paired comparisons. "
+        "SPEC is NAME[:key=value,...]: bm25[:k1=0.9,b=0.4,variant=lucene], dense, "
+        "hybrid[:fuser=min_max|rrf|z_score|weighted_sum|sum,depth=100,k=60,weights=0.5/0.5] (default bm25)",
+    )
     p.add_argument("--split", default="test", help="qrels split (test)")
     p.add_argument("--metrics", default=",".join(_default_metrics()), help="comma-separated metric names")
     p.add_argument("--depth", type=int, default=1000, help="documents retrieved per query (1000)")
@@ -323,8 +357,6 @@ def _default_metrics() -> tuple[str, ...]:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if getattr(args, "retriever", "") is None:
-        args.retriever = ["bm25"]
     try:
         return args.func(args)
     except RaglineError as error:

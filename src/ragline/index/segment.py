@@ -90,6 +90,13 @@ class FieldPostings:
         return cls(terms=terms, **parts)
 
 
+def build_vector_index(vectors: np.ndarray, spec: str) -> Any:
+    """A ``VectorIndex`` of ``vectors`` (faiss is imported only when an index has vectors)."""
+    from ragline.index.vectors import VectorIndex
+
+    return VectorIndex.build(vectors, spec)
+
+
 class Segment:
     """Documents ``0..n-1`` of one commit: ids, hashes, postings per field, stored text and metadata."""
 
@@ -102,9 +109,12 @@ class Segment:
         fields: dict[str, FieldPostings],
         documents: Sequence[Document] | None = None,
         folder: Path | None = None,
+        vectors: np.ndarray | None = None,
+        ann: Any = None,
     ) -> None:
         self.name, self.ids, self.hashes, self.sources, self.fields = name, ids, hashes, sources, fields
         self.folder = folder
+        self.vectors, self.ann = vectors, ann  # dense embeddings (rows x dim) and their VectorIndex
         self._documents = documents  # in memory until written; then read back through the mmap
         self._offsets: np.ndarray | None = None
         self._map: mmap.mmap | None = None
@@ -117,8 +127,18 @@ class Segment:
 
     # -- building and storing -----------------------------------------------------------------------
     @classmethod
-    def build(cls, name: str, documents: Sequence[Document], analyzer: Analyzer, fields: dict[str, float]) -> Segment:
+    def build(
+        cls,
+        name: str,
+        documents: Sequence[Document],
+        analyzer: Analyzer,
+        fields: dict[str, float],
+        embed: Callable[[list[str]], np.ndarray] | None = None,
+        vector_index: str = "hnsw",
+    ) -> Segment:
+        """Analyze (and, with ``embed``, embed) ``documents`` into a new in-memory segment."""
         postings = {f: FieldPostings.build([analyzer(FIELD_TEXT[f](d)) for d in documents]) for f in fields}
+        vectors = embed([FIELD_TEXT["body"](d) for d in documents]) if embed is not None else None
         return cls(
             name,
             ids=[d.id for d in documents],
@@ -126,6 +146,8 @@ class Segment:
             sources=[d.source for d in documents],
             fields=postings,
             documents=list(documents),
+            vectors=vectors,
+            ann=build_vector_index(vectors, vector_index) if vectors is not None else None,
         )
 
     def write(self, folder: Path) -> dict[str, int]:
@@ -146,6 +168,9 @@ class Segment:
         (folder / "metadata.json").write_text(json.dumps(metadata, ensure_ascii=False), "utf-8")
         for field, postings in self.fields.items():
             postings.save(folder, field)
+        if self.vectors is not None:
+            np.save(folder / "vectors.npy", np.asarray(self.vectors, dtype=np.float32))
+            self.ann.save(folder / "vectors.faiss")
         sizes = {}
         for path in sorted(folder.iterdir()):
             with open(path, "rb") as fh:
@@ -154,7 +179,7 @@ class Segment:
         return sizes
 
     @classmethod
-    def load(cls, folder: Path, fields: dict[str, float], files: dict[str, int]) -> Segment:
+    def load(cls, folder: Path, fields: dict[str, float], files: dict[str, int], vector_index: str = "hnsw") -> Segment:
         for name, size in files.items():
             path = folder / name
             if not path.is_file() or path.stat().st_size != size:
@@ -166,6 +191,11 @@ class Segment:
         postings = {f: FieldPostings.load(folder, f) for f in fields}
         segment = cls(folder.name, catalog["ids"], catalog["hashes"], catalog["sources"], postings, folder=folder)
         segment._offsets = np.load(folder / "docs.offsets.npy")
+        if "vectors.npy" in files:
+            from ragline.index.vectors import VectorIndex
+
+            segment.vectors = np.load(folder / "vectors.npy", mmap_mode="r")
+            segment.ann = VectorIndex.load(folder / "vectors.faiss", vector_index)
         with open(folder / "docs.jsonl", "rb") as fh:
             # The mapping outlives an unlink by a later merge, so an open reader keeps working.
             segment._map = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if segment._offsets[-1] else None

@@ -32,7 +32,7 @@ from ragline import __version__
 from ragline.errors import ConfigError, CorruptIndexError, IndexLockedError, IndexMismatchError, IndexNotFoundError
 from ragline.index.bm25 import BM25Params, absent_weight, idf, tf_weight
 from ragline.index.filters import FilterLike, parse_filter
-from ragline.index.segment import FieldPostings, Segment, check_fields
+from ragline.index.segment import FieldPostings, Segment, build_vector_index, check_fields
 from ragline.text import Analyzer, get_analyzer
 from ragline.types import Document, Hit
 
@@ -48,6 +48,8 @@ class IndexSettings:
     fields: dict[str, float] = field(default_factory=lambda: {"body": 1.0})
     bm25: BM25Params = field(default_factory=BM25Params)
     max_segments: int = 8
+    embedder: str | None = None  # a model name or folder (see ragline.models); None: BM25 only
+    vector_index: str = "hnsw"  # VectorIndexConfig spec, e.g. "hnsw:m=32,ef_search=128" or "flat"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -55,6 +57,8 @@ class IndexSettings:
             "fields": self.fields,
             "bm25": self.bm25.to_dict(),
             "max_segments": self.max_segments,
+            "embedder": self.embedder,
+            "vector_index": self.vector_index,
         }
 
     @classmethod
@@ -64,6 +68,8 @@ class IndexSettings:
             fields=check_fields(data["fields"]),
             bm25=BM25Params(**data["bm25"]),
             max_segments=data.get("max_segments", 8),
+            embedder=data.get("embedder"),
+            vector_index=data.get("vector_index", "hnsw"),
         )
 
 
@@ -110,6 +116,7 @@ class Index:
         self._pending: dict[str, Document] = {}
         self._pending_deletes: set[str] = set()
         self._lock_fd: int | None = None
+        self._embedder: Any = None
         self._scorers: dict[BM25Params, dict[str, Any]] = {}
         self._collection_stats: dict[str, Any] | None = None
         self._id_map: dict[str, tuple[int, int]] | None = None
@@ -165,7 +172,9 @@ class Index:
         assert self.path is not None
         self.segments, self.deleted = [], []
         for entry in self.manifest["segments"]:
-            segment = Segment.load(self.path / "segments" / entry["name"], self.settings.fields, entry["files"])
+            segment = Segment.load(
+                self.path / "segments" / entry["name"], self.settings.fields, entry["files"], self.settings.vector_index
+            )
             deleted = np.zeros(len(segment), dtype=bool)
             if entry.get("deletes"):
                 file = self.path / "deletes" / entry["deletes"]
@@ -384,6 +393,57 @@ class Index:
         self._scorers.clear()
         self._id_map = None
 
+    # -- dense search -----------------------------------------------------------------------------
+    @property
+    def embedder(self) -> Any:
+        """The index's embedder (loaded on first use, wrapped in the on-disk embedding cache)."""
+        if self._embedder is None:
+            if not self.settings.embedder:
+                raise ConfigError(
+                    "this index has no embeddings; create it with an embedder (ragline index --embedder minilm)"
+                )
+            from ragline.models import cached_embedder
+
+            self._embedder = cached_embedder(self.settings.embedder)
+            stamp = self.manifest.get("embedder")
+            if stamp and stamp["id"] != self._embedder.id:
+                raise IndexMismatchError(
+                    f"index {self.path} was embedded with {stamp['id']}, but {self.settings.embedder!r} now "
+                    f"loads {self._embedder.id}; reinstall that model or rebuild the index"
+                )
+        return self._embedder
+
+    def _embedder_stamp(self) -> dict[str, Any]:
+        e = self._embedder
+        return {"name": self.settings.embedder, "id": e.id, "sha256": e.weights_sha256, "dim": e.dim}
+
+    def _embed_passages(self, texts: list[str]) -> np.ndarray:
+        return self.embedder.embed_passages(texts)
+
+    def search_dense(self, query: str, k: int = 10, filter: FilterLike = None) -> list[tuple[int, int, float]]:
+        """(segment, row, cosine) of the ``k`` nearest live rows to the embedded ``query``."""
+        return self.search_vector(self.embedder.embed_queries([query])[0], k, filter)
+
+    def search_vector(self, vector: np.ndarray, k: int = 10, filter: FilterLike = None) -> list[tuple[int, int, float]]:
+        """Nearest live rows to ``vector``; deletes and ``filter`` are masks inside the ANN search."""
+        if k <= 0:
+            return []
+        node = parse_filter(filter)
+        found: list[tuple[int, int, float]] = []
+        for si, seg in enumerate(self.segments):
+            if seg.ann is None:
+                continue
+            allowed = ~self.deleted[si] if self.deleted[si].any() else None
+            if node is not None:
+                mask = seg.filter_mask(node)
+                allowed = mask if allowed is None else allowed & mask
+            if allowed is not None and not allowed.any():
+                continue
+            scores, rows = seg.ann.search(vector[np.newaxis, :], k, allowed)
+            found.extend((si, int(r), float(sc)) for sc, r in zip(scores[0], rows[0]) if r >= 0)
+        found.sort(key=lambda hit: -hit[2])
+        return found[:k]
+
     # -- writing ----------------------------------------------------------------------------------
     def add(self, documents: Iterable[Document]) -> int:
         """Add or replace (same id) documents; visible after ``commit``. Returns how many."""
@@ -416,6 +476,7 @@ class Index:
         With ``prune``, live documents not given are deleted, except the ids in ``keep`` (sources that
         failed to load this time keep what an earlier run indexed).
         """
+        self._lock()  # first: taking the lock loads a newer commit, which is what to compare with
         report, seen, live = SyncReport(), set(), self.id_map()
         changed = []
         for doc in documents:
@@ -454,7 +515,12 @@ class Index:
         if self._pending:
             segments.append(
                 Segment.build(
-                    self._segment_name(gen), list(self._pending.values()), self.settings.analyzer, self.settings.fields
+                    self._segment_name(gen),
+                    list(self._pending.values()),
+                    self.settings.analyzer,
+                    self.settings.fields,
+                    embed=self._embed_passages if self.settings.embedder else None,
+                    vector_index=self.settings.vector_index,
                 )
             )
             deleted.append(np.zeros(len(segments[-1]), dtype=bool))
@@ -485,7 +551,11 @@ class Index:
         segments = [self.segments[i] for i in keep]
         deleted = [self.deleted[i] for i in keep]
         if chosen:
-            merged = _merge_segments(self._segment_name(gen), [(self.segments[i], ~self.deleted[i]) for i in chosen])
+            merged = _merge_segments(
+                self._segment_name(gen),
+                [(self.segments[i], ~self.deleted[i]) for i in chosen],
+                self.settings.vector_index,
+            )
             segments.append(merged)
             deleted.append(np.zeros(len(merged), dtype=bool))
         self._publish(gen, segments, deleted)
@@ -497,6 +567,8 @@ class Index:
     def _publish(self, gen: int, segments: list[Segment], deleted: list[np.ndarray]) -> None:
         """Write what is new, swap the manifest, then adopt the new state (and clean up)."""
         manifest = dict(self.manifest, generation=gen, committed_at=_now(), ragline_version=__version__)
+        if self._embedder is not None:
+            manifest["embedder"] = self._embedder_stamp()
         entries, old = [], {e["name"]: e for e in self.manifest["segments"]}
         for seg, dead in zip(segments, deleted):
             entry = dict(old.get(seg.name) or {"name": seg.name})
@@ -549,7 +621,7 @@ class Index:
                 file.unlink(missing_ok=True)
 
 
-def _merge_segments(name: str, parts: list[tuple[Segment, np.ndarray]]) -> Segment:
+def _merge_segments(name: str, parts: list[tuple[Segment, np.ndarray]], vector_index: str) -> Segment:
     """One segment holding the live rows of ``parts`` (segment, live mask), in order."""
     documents: list[Document] = []
     ids, hashes, sources = [], [], []
@@ -582,4 +654,8 @@ def _merge_segments(name: str, parts: list[tuple[Segment, np.ndarray]]) -> Segme
         fields[fname] = FieldPostings(
             list(vocab), indptr, rows[order].astype(np.int32), tfs[order].astype(np.float32), np.concatenate(lengths)
         )
-    return Segment(name, ids, hashes, sources, fields, documents=documents)
+    vectors = ann = None
+    if parts[0][0].vectors is not None:
+        vectors = np.concatenate([np.asarray(seg.vectors)[live] for seg, live in parts])
+        ann = build_vector_index(vectors, vector_index)
+    return Segment(name, ids, hashes, sources, fields, documents=documents, vectors=vectors, ann=ann)
