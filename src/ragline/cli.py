@@ -79,7 +79,7 @@ def _load_source(source: Path, max_bytes: int) -> LoadReport:
 # -- sub-commands -------------------------------------------------------------------------------------
 def cmd_index(args: argparse.Namespace) -> int:
     path = _index_path(args)
-    settings = IndexSettings(analyzer=get_analyzer(args.analyzer), fields=_parse_fields(args.fields))
+    settings = _settings(args, embed=args.embedder.lower() != "none")
     started = time.perf_counter()
     with stderr.status(f"reading {args.source}"):
         loaded = _load_source(Path(args.source), int(args.max_file_mb * 1024 * 1024))
@@ -123,9 +123,12 @@ def _doc_id_of(source: str, root: str) -> str:
 
 def cmd_search(args: argparse.Namespace) -> int:
     path = _index_path(args)
+    from ragline.retrieve.registry import build_retriever
+
     index = Index.open(path)
-    params = _bm25_params(args, index.settings.bm25)
-    hits = index.search(args.query, args.k, args.filter, params)
+    spec = args.retriever or ("hybrid" if index.settings.embedder else "bm25")
+    retriever = build_retriever(spec, index, _bm25_params(args, index.settings.bm25))
+    hits = retriever.search(args.query, args.k, args.filter)
     if args.output == "json":
         _emit_json(
             {
@@ -143,7 +146,7 @@ def cmd_search(args: argparse.Namespace) -> int:
                 "provenance": {
                     "ragline_version": __version__,
                     "index": str(path),
-                    "bm25": params.to_dict(),
+                    "retriever": retriever.config(),
                     "filter": args.filter,
                     "generation": index.generation,
                 },
@@ -289,7 +292,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     def analysis_flags(p: argparse.ArgumentParser) -> None:
         p.add_argument("--analyzer", default="english", choices=sorted(PRESETS), help="text analysis (english)")
-        p.add_argument("--embedder", default="minilm", help="embedding model name or folder (minilm)")
+        p.add_argument(
+            "--embedder",
+            default="minilm",
+            help="embedding model name or folder (minilm = all-MiniLM-L6-v2, multilingual-e5-small); "
+            "index: 'none' for BM25 only",
+        )
         p.add_argument(
             "--vector-index",
             default="hnsw",
@@ -315,6 +323,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query")
     p.add_argument("-k", type=int, default=10, help="number of results (10)")
     p.add_argument("--filter", help='metadata filter, e.g. "acl in [all, hr] and year >= 2024"')
+    p.add_argument(
+        "--retriever",
+        metavar="SPEC",
+        help="bm25, dense or hybrid[:fuser=...,depth=...] (default: hybrid when the index has embeddings, else bm25)",
+    )
     bm25_flags(p)
     common(p)
     p.set_defaults(func=cmd_search)

@@ -32,25 +32,25 @@ def docs(tmp_path: Path) -> Path:
 
 def test_index_then_resync_counts_adds_updates_deletes(capsys, docs: Path, tmp_path: Path) -> None:
     index = str(tmp_path / "idx")
-    first = run_json(capsys, "index", str(docs), "--index", index)
+    first = run_json(capsys, "index", str(docs), "--index", index, "--embedder", "none")
     assert (first["added"], first["updated"], first["deleted"], first["skipped"]) == (3, 0, 0, 1)
     assert first["documents"] == 3
     (docs / "vpn.txt").write_text("The remote access gateway needs a hardware token and a PIN.")
     (docs / "travel.md").unlink()
     (docs / "new.md").write_text("# Copier\n\nBadge release printing.")
-    second = run_json(capsys, "index", str(docs), "--index", index)
+    second = run_json(capsys, "index", str(docs), "--index", index, "--embedder", "none")
     assert (second["added"], second["updated"], second["deleted"], second["unchanged"]) == (1, 1, 1, 1)
     assert second["documents"] == 3
-    third = run_json(capsys, "index", str(docs), "--index", index)
+    third = run_json(capsys, "index", str(docs), "--index", index, "--embedder", "none")
     assert (third["added"], third["updated"], third["deleted"], third["unchanged"]) == (0, 0, 0, 3)
     assert third["generation"] == second["generation"]  # nothing changed, nothing committed
 
 
 def test_a_file_that_turns_bad_keeps_its_indexed_version(capsys, docs: Path, tmp_path: Path) -> None:
     index = str(tmp_path / "idx")
-    run_json(capsys, "index", str(docs), "--index", index)
+    run_json(capsys, "index", str(docs), "--index", index, "--embedder", "none")
     (docs / "vpn.txt").write_bytes(b"\x00\x01 now binary")
-    again = run_json(capsys, "index", str(docs), "--index", index)
+    again = run_json(capsys, "index", str(docs), "--index", index, "--embedder", "none")
     assert again["deleted"] == 0 and again["skipped"] == 2
     hits = run_json(capsys, "search", "remote access gateway", "--index", index)["hits"]
     assert hits[0]["doc_id"] == "vpn"
@@ -58,7 +58,7 @@ def test_a_file_that_turns_bad_keeps_its_indexed_version(capsys, docs: Path, tmp
 
 def test_search_filter_applies_before_top_k(capsys, docs: Path, tmp_path: Path) -> None:
     index = str(tmp_path / "idx")
-    run_json(capsys, "index", str(docs), "--index", index)
+    run_json(capsys, "index", str(docs), "--index", index, "--embedder", "none")
     everyone = run_json(capsys, "search", "band salary travel", "--index", index, "--filter", "acl = all")
     assert [h["doc_id"] for h in everyone["hits"]] == ["travel"]
     hr = run_json(capsys, "search", "band salary travel", "--index", index, "--filter", "acl in [hr]", "-k", "1")
@@ -68,7 +68,7 @@ def test_search_filter_applies_before_top_k(capsys, docs: Path, tmp_path: Path) 
 
 def test_info_reports_stamps(capsys, docs: Path, tmp_path: Path) -> None:
     index = str(tmp_path / "idx")
-    run_json(capsys, "index", str(docs), "--index", index)
+    run_json(capsys, "index", str(docs), "--index", index, "--embedder", "none")
     info = run_json(capsys, "info", "--index", index)
     assert info["documents"] == 3 and info["generation"] == 1 and len(info["segments"]) == 1
     assert info["settings"]["analyzer"]["name"] == "english" and info["ragline_version"]
