@@ -20,6 +20,7 @@ import json
 import os
 import secrets
 import shutil
+import threading
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -32,12 +33,14 @@ from ragline import __version__
 from ragline.errors import ConfigError, CorruptIndexError, IndexLockedError, IndexMismatchError, IndexNotFoundError
 from ragline.index.bm25 import BM25Params, absent_weight, idf, tf_weight
 from ragline.index.filters import FilterLike, parse_filter
+from ragline.index.kernels import accumulate, select_from_postings, select_from_rows
 from ragline.index.segment import FieldPostings, Segment, build_vector_index, check_fields
 from ragline.text import Analyzer, get_analyzer
 from ragline.types import Document, Hit
 
 FORMAT = 1
 MANIFEST = "manifest.json"
+_NO_MASK = np.zeros(0, dtype=np.bool_)
 
 
 @dataclass(frozen=True)
@@ -117,6 +120,7 @@ class Index:
         self._pending_deletes: set[str] = set()
         self._lock_fd: int | None = None
         self._embedder: Any = None
+        self._scratch = threading.local()
         self._scorers: dict[BM25Params, dict[str, Any]] = {}
         self._collection_stats: dict[str, Any] | None = None
         self._id_map: dict[str, tuple[int, int]] | None = None
@@ -303,35 +307,56 @@ class Index:
         if k <= 0:
             return []
         scorer = self._scorer(bm25 or self.settings.bm25)
-        gids = [g for g in (scorer["vocab"].get(t, -1) for t in terms) if g >= 0]
+        vocab = scorer["vocab"]
+        gids = np.array([g for g in (vocab.get(t, -1) for t in terms) if g >= 0], dtype=np.int64)
         node = parse_filter(filter)
-        found_scores, found_seg, found_rows = [], [], []
+        found_values, found_seg, found_rows = [], [], []
+        one_field = len(self.settings.fields) == 1
+        # Masks first: a filter that fails must fail before any score lands in the shared buffers.
+        masks = [seg.filter_mask(node) if node is not None else _NO_MASK for seg in self.segments]
         for si, seg in enumerate(self.segments):
-            scores = np.zeros(len(seg), dtype=np.float32)
+            scores = self._buffer(si, len(seg))
+            visited = 0
             for fname, fweight in self.settings.fields.items():
-                postings, g2l, weights = seg.fields[fname], scorer["g2l"][si][fname], scorer["weights"][si][fname]
-                idf_f = scorer["idf"][fname]
-                for g in gids:
-                    local = g2l[g] if g < len(g2l) else -1
-                    if local >= 0:
-                        start, end = postings.indptr[local], postings.indptr[local + 1]
-                        scores[postings.docs[start:end]] += (fweight * idf_f[g]) * weights[start:end]
-            rows = np.flatnonzero(scores)
-            if self.deleted[si].any():
-                rows = rows[~self.deleted[si][rows]]
-            if node is not None:
-                rows = rows[seg.filter_mask(node)[rows]]
-            if len(rows) > k:
-                rows = rows[np.argpartition(-scores[rows], k - 1)[:k]]
-            found_scores.append(scores[rows])
-            found_seg.append(np.full(len(rows), si))
+                postings = seg.fields[fname]
+                g2l = scorer["g2l"][si][fname]
+                visited += accumulate(
+                    postings.indptr, postings.docs, scorer["weights"][si][fname], g2l, gids, fweight, scores
+                )
+            if not visited:
+                continue
+            deleted, allowed = scorer["deleted"][si], masks[si]
+            if one_field and visited * 8 < len(seg):  # few postings: revisit them, not every row
+                rows, values = select_from_postings(
+                    postings.indptr, postings.docs, g2l, gids, scores, deleted, allowed, k
+                )
+            else:
+                rows, values = select_from_rows(scores, deleted, allowed, k)
+            if not len(rows):
+                continue
+            found_values.append(values)
             found_rows.append(rows)
-        if not found_scores:
+            found_seg.append([si] * len(rows))
+        if not found_values:
             return []
-        all_scores = np.concatenate(found_scores).astype(np.float64) + scorer["absent"](gids)
-        order = np.argsort(-all_scores, kind="stable")[:k]
-        segs, rows = np.concatenate(found_seg), np.concatenate(found_rows)
-        return [(int(segs[i]), int(rows[i]), float(all_scores[i])) for i in order]
+        absent = scorer["absent"](gids)
+        if len(found_values) == 1:  # one segment: already in order
+            si = found_seg[0][0]
+            return [(si, r, v + absent) for r, v in zip(found_rows[0].tolist(), found_values[0].tolist())]
+        values = np.concatenate(found_values).astype(np.float64) + absent
+        order = np.argsort(-values, kind="stable")[:k]  # segments in order, rows ascending: ties stay put
+        segs, rows = np.concatenate([np.asarray(s, dtype=np.int64) for s in found_seg]), np.concatenate(found_rows)
+        return [(int(segs[i]), int(rows[i]), float(values[i])) for i in order]
+
+    def _buffer(self, si: int, n_rows: int) -> np.ndarray:
+        """This thread's score buffer for segment ``si``: all zeros between queries (the kernels reset it)."""
+        cache = getattr(self._scratch, "by_segment", None)
+        if cache is None or self._scratch.generation != self.generation:
+            cache = self._scratch.by_segment = {}
+            self._scratch.generation = self.generation
+        if si not in cache:
+            cache[si] = np.zeros(n_rows, np.float32)
+        return cache[si]
 
     def _stats(self) -> dict[str, Any]:
         """Per-commit collection statistics: global vocabulary, live df and average length per field."""
@@ -361,7 +386,10 @@ class Index:
                 np.add.at(df[f], seg_l2g[f], postings.live_df(live))
                 total[f] += float(postings.lengths.sum() if live is None else postings.lengths[live].sum())
         avg = {f: total[f] / n_live if n_live else 0.0 for f in self.settings.fields}
-        self._collection_stats = {"vocab": vocab, "g2l": g2l, "df": df, "avg": avg, "n": n_live}
+        deleted = [d if d.any() else _NO_MASK for d in self.deleted]  # an empty mask: the kernels skip the check
+        self._collection_stats = {
+            "vocab": vocab, "l2g": l2g, "g2l": g2l, "df": df, "avg": avg, "n": n_live, "deleted": deleted
+        }  # fmt: skip
         return self._collection_stats
 
     def _scorer(self, params: BM25Params) -> dict[str, Any]:
@@ -371,20 +399,24 @@ class Index:
         stats = self._stats()
         fields = self.settings.fields
         idfs = {f: idf(params, stats["df"][f], stats["n"]) for f in fields}
+        # Each posting's weight times its term's IDF: the search kernel then only adds.
         weights = [
             {
-                f: tf_weight(params, p.tfs, p.lengths[p.docs], stats["avg"][f]).astype(np.float32)
+                f: (
+                    tf_weight(params, p.tfs, p.lengths[p.docs], stats["avg"][f])
+                    * np.repeat(idfs[f][l2g[f]], np.diff(p.indptr))
+                ).astype(np.float32)
                 for f, p in seg.fields.items()
             }
-            for seg in self.segments
+            for seg, l2g in zip(self.segments, stats["l2g"])
         ]
         absent = absent_weight(params)
 
-        def absent_score(gids: list[int]) -> float:
+        def absent_score(gids: np.ndarray) -> float:
             # bm25l / bm25+: every matching document also earns idf * weight(0) for each query term.
             return sum(w * absent * float(idfs[f][gids].sum()) for f, w in fields.items()) if absent else 0.0
 
-        scorer = {"vocab": stats["vocab"], "g2l": stats["g2l"], "idf": idfs, "weights": weights, "absent": absent_score}
+        scorer = {**stats, "idf": idfs, "weights": weights, "absent": absent_score}
         self._scorers[params] = scorer
         return scorer
 
