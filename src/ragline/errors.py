@@ -11,6 +11,10 @@ class ConfigError(RaglineError):
     """A setting, a flag or a config file is invalid."""
 
 
+class ModelError(RaglineError):
+    """A model could not be found, verified against its pinned hash, or loaded."""
+
+
 class InputError(RaglineError):
     """A file or a record could not be read; ``source`` names it (path, path:line, field)."""
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Union
 
 import numpy as np
@@ -80,7 +81,9 @@ def _lex(text: str) -> list[tuple[str, str, int]]:
             break
         m = _TOKEN.match(text, pos)
         if not m or m.end() == pos:
-            raise FilterSyntaxError(text, pos, f"unexpected character {text[pos]!r}")
+            pos += len(text[pos:]) - len(text[pos:].lstrip())  # point at the character, not the space before
+            reason = "unterminated string" if text[pos] in "\"'" else f"unexpected character {text[pos]!r}"
+            raise FilterSyntaxError(text, pos, reason)
         kind = m.lastgroup or ""
         value = m.group(kind)
         start = m.start(kind)
@@ -91,13 +94,39 @@ def _lex(text: str) -> list[tuple[str, str, int]]:
     return tokens
 
 
+_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
+_ESCAPED = {"n": "\n", "t": "\t"}
+
+
 def _literal(kind: str, raw: str) -> str | float:
     if kind == "str":
-        return raw[1:-1].encode().decode("unicode_escape") if "\\" in raw else raw[1:-1]
+        # A backslash escapes the next character (\n and \t are a newline and a tab); other text is kept
+        # as is, non-ASCII included.
+        return _ESCAPE.sub(lambda m: _ESCAPED.get(m.group(1), m.group(1)), raw[1:-1])
     try:
-        return float(raw)
+        return Number(raw)
     except ValueError:
         return raw
+
+
+class Number(float):
+    """A number as written in a filter: compared as a number, and as its own text ("02139", "1.10")."""
+
+    text: str
+
+    def __new__(cls, raw: str) -> Number:
+        if raw.lower() in ("nan", "inf", "-inf", "infinity", "+inf"):
+            raise ValueError(raw)  # words, not numbers, in a filter
+        number = super().__new__(cls, raw)
+        number.text = raw
+        return number
+
+    # Filters are cache keys: "02139" and "2139" must stay different keys although equal as floats.
+    def __eq__(self, other: object) -> bool:
+        return self.text == other.text if isinstance(other, Number) else float(self) == other
+
+    def __hash__(self) -> int:
+        return float.__hash__(self)
 
 
 class _Parser:
@@ -187,12 +216,18 @@ class _Parser:
 FilterLike = Union[str, Mapping[str, Any], Node, None]
 
 
+@lru_cache(maxsize=1024)
+def _parse_text(text: str) -> Node:
+    # A service sees the same few filters (a user's ACL groups) over and over; parse each once.
+    return _Parser(text).parse()
+
+
 def parse_filter(spec: FilterLike) -> Node | None:
     """A filter tree from an expression string, a ``{field: value or [values]}`` mapping, or a tree."""
     if spec is None or isinstance(spec, (Compare, And, Or, Not)):
         return spec
     if isinstance(spec, str):
-        return _Parser(spec).parse() if spec.strip() else None
+        return _parse_text(spec) if spec.strip() else None
     items: list[Node] = []
     for field, value in spec.items():
         if isinstance(value, Sequence) and not isinstance(value, str):
@@ -232,11 +267,15 @@ class Column:
     def mask(self, op: str, values: tuple[str | float, ...]) -> np.ndarray:
         out = np.zeros(self.n_docs, dtype=bool)
         for value in values:
+            if isinstance(value, bool):  # from a dict filter: stored booleans are the texts "true" / "false"
+                value = str(value).lower()
+            elif isinstance(value, int):  # from a dict filter: an int is a number like any other
+                value = float(value)
             if isinstance(value, float):
                 out[self.num_doc[_apply(op, self.num_val, value)]] = True
                 if op not in ("=", "in"):
                     continue  # "all" >= 2024 is no question to answer: order numbers numerically only
-                text = _number_text(value)
+                text = value.text if isinstance(value, Number) else _number_text(value)
             else:
                 text = value
             if self.str_uniques.size:

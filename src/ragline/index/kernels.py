@@ -51,8 +51,8 @@ def select_from_postings(indptr, docs, g2l, gids, scores, deleted, allowed, k): 
             s = scores[d]
             if s != 0.0:  # a row reached by two terms is offered once
                 scores[d] = 0.0
-                if s > bar or (s == bar and size == k and d < heap_r[0]):
-                    size = _offer(heap_s, heap_r, size, s, d, deleted, allowed)
+                if (s > bar or (s == bar and size == k and d < heap_r[0])) and _admitted(d, deleted, allowed):
+                    size = _offer(heap_s, heap_r, size, s, d)
                     if size == k:
                         bar = heap_s[0]
     return _sorted(heap_s, heap_r, size)
@@ -67,23 +67,28 @@ def select_from_rows(scores, deleted, allowed, k):  # pragma: no cover
     bar = np.float32(0.0)
     for d in range(scores.size):
         s = scores[d]
-        if s > bar:  # rows ascend, so a tie with the worst kept row never displaces it
-            size = _offer(heap_s, heap_r, size, s, d, deleted, allowed)
+        # rows ascend, so a tie with the worst kept row never displaces it
+        if s > bar and _admitted(d, deleted, allowed):
+            size = _offer(heap_s, heap_r, size, s, d)
             if size == k:
                 bar = heap_s[0]
     scores[:] = 0.0
     return _sorted(heap_s, heap_r, size)
 
 
-@njit(cache=True)
-def _offer(heap_s, heap_r, size, s, d, deleted, allowed):  # pragma: no cover
-    """Offer row ``d`` with score ``s`` to the bounded min-heap (worst of the best at the root).
+@njit(cache=True, inline="always")
+def _admitted(d, deleted, allowed):  # pragma: no cover
+    """May row ``d`` be a result? ``deleted`` and ``allowed`` are masks (length 0: no mask), checked
+    before a row can enter the top k, never after."""
+    return not (deleted.size and deleted[d]) and not (allowed.size and not allowed[d])
 
-    Rows scoring 0 or less are not candidates. ``deleted`` and ``allowed`` are masks (length 0: no
-    mask), checked here, before the top k, never after. Ties go to the lower row.
+
+@njit(cache=True)
+def _offer(heap_s, heap_r, size, s, d):  # pragma: no cover
+    """Offer row ``d`` with (positive) score ``s`` to the bounded min-heap, worst of the best at the root.
+
+    Ties go to the lower row.
     """
-    if s <= 0.0 or (deleted.size and deleted[d]) or (allowed.size and not allowed[d]):
-        return size
     k = heap_s.size
     if size < k:
         i = size

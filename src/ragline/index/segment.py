@@ -191,6 +191,8 @@ class Segment:
         postings = {f: FieldPostings.load(folder, f) for f in fields}
         segment = cls(folder.name, catalog["ids"], catalog["hashes"], catalog["sources"], postings, folder=folder)
         segment._offsets = np.load(folder / "docs.offsets.npy")
+        # Read now, not on first use: a merge by another writer may remove this folder while we serve.
+        segment._metadata = json.loads((folder / "metadata.json").read_text("utf-8"))
         if "vectors.npy" in files:
             from ragline.index.vectors import VectorIndex
 

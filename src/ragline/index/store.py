@@ -144,8 +144,13 @@ class Index:
         path = Path(path)
         if not (path / MANIFEST).is_file():
             raise IndexNotFoundError(str(path))
-        manifest = json.loads((path / MANIFEST).read_text("utf-8"))
-        if manifest.get("format") != FORMAT:
+        try:
+            manifest = json.loads((path / MANIFEST).read_text("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise CorruptIndexError(
+                f"{path / MANIFEST} is not valid JSON ({error}); restore it from a backup"
+            ) from None
+        if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
             raise IndexMismatchError(
                 f"index {path} has format {manifest.get('format')}, this ragline reads format {FORMAT}; rebuild it"
             )
@@ -494,7 +499,7 @@ class Index:
         self._lock()
         n = 0
         live = self.id_map()
-        for doc_id in ids:
+        for doc_id in dict.fromkeys(ids):  # each id once, in order
             known = doc_id in live or doc_id in self._pending
             self._pending.pop(doc_id, None)
             if doc_id in live:
@@ -522,8 +527,12 @@ class Index:
                 changed.append(doc)
             else:
                 report.unchanged += 1
+                self._pending.pop(doc.id, None)  # the committed version is the one wanted: unstage
+                self._pending_deletes.discard(doc.id)
         self.add(changed)
         if prune:
+            for doc_id in [d for d in self._pending if d not in seen and d not in keep]:
+                del self._pending[doc_id]  # staged earlier, but not in the set to mirror
             gone = [doc_id for doc_id in live if doc_id not in seen and doc_id not in keep]
             report.deleted = self.delete(gone)
         return report
@@ -560,12 +569,14 @@ class Index:
         self._pending.clear()
         self._pending_deletes.clear()
         if len(self.segments) > self.settings.max_segments:
-            self.merge(self.settings.max_segments)
+            self.merge(self.settings.max_segments, expunge_deletes=False)
         return self.generation
 
-    def merge(self, max_segments: int = 1) -> int:
+    def merge(self, max_segments: int = 1, expunge_deletes: bool = True) -> int:
         """Rewrite the smallest segments into one, dropping deleted rows, until at most ``max_segments``.
 
+        With ``expunge_deletes`` every segment with deleted rows is rewritten too (even alone), so the
+        deleted documents' text leaves the disk; the automatic merge after a commit skips that.
         Postings are merged directly (no re-analysis). Scores do not change.
         """
         if self.dirty:
@@ -575,7 +586,10 @@ class Index:
         empties = [i for i, n in enumerate(live_counts) if n == 0]
         order = sorted((i for i in range(len(self.segments)) if live_counts[i]), key=lambda i: live_counts[i])
         n_merge = max(0, len(order) - max(max_segments, 1) + 1) if len(order) > max_segments else 0
-        chosen = sorted(order[:n_merge]) if n_merge >= 2 else []
+        chosen = set(order[:n_merge]) if n_merge >= 2 else set()
+        if expunge_deletes:
+            chosen |= {i for i in order if self.deleted[i].any()}
+        chosen = sorted(chosen)
         if not chosen and not empties:
             return self.generation
         gen = self.generation + 1

@@ -25,7 +25,8 @@ from ragline.text.stopwords import STOPWORDS
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
-_HAN_OR_WORD = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+|\w+", re.UNICODE)
+# Han runs, or runs of other word characters: "使用Python进行" is three pieces, not "使用" + "python进行".
+_HAN_OR_WORD = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+|[^\W\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
 TOKENIZERS = ("word", "jieba", "cjk-bigram")
 
