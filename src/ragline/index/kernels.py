@@ -76,6 +76,27 @@ def select_from_rows(scores, deleted, allowed, k):  # pragma: no cover
     return _sorted(heap_s, heap_r, size)
 
 
+@njit(cache=True, nogil=True)
+def select_from_allowed_rows(scores, rows, deleted, k):  # pragma: no cover
+    """Top ``k`` over ``rows`` (ascending: a filter's allowed rows); resets every score.
+
+    Scanning only the allowed rows makes a selective filter cheaper than no filter at all.
+    """
+    heap_s = np.empty(k, dtype=np.float32)
+    heap_r = np.empty(k, dtype=np.int64)
+    size = 0
+    bar = np.float32(0.0)
+    for j in range(rows.size):
+        d = rows[j]
+        s = scores[d]
+        if s > bar and not (deleted.size and deleted[d]):
+            size = _offer(heap_s, heap_r, size, s, d)
+            if size == k:
+                bar = heap_s[0]
+    scores[:] = 0.0
+    return _sorted(heap_s, heap_r, size)
+
+
 @njit(cache=True, inline="always")
 def _admitted(d, deleted, allowed):  # pragma: no cover
     """May row ``d`` be a result? ``deleted`` and ``allowed`` are masks (length 0: no mask), checked

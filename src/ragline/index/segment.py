@@ -120,7 +120,7 @@ class Segment:
         self._map: mmap.mmap | None = None
         self._metadata: list[dict[str, Any]] | None = None
         self._columns: dict[str, Column] = {}
-        self._masks: OrderedDict[Node, np.ndarray] = OrderedDict()
+        self._masks: OrderedDict[Node, tuple[np.ndarray, np.ndarray]] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -227,13 +227,20 @@ class Segment:
         return self._columns[field]
 
     def filter_mask(self, node: Node) -> np.ndarray:
-        """Rows that satisfy a filter; cached, since a segment never changes and filters repeat."""
-        mask = self._masks.get(node)
-        if mask is None:
+        """Rows that satisfy a filter, as a boolean mask; cached, since a segment never changes."""
+        return self._filtered(node)[0]
+
+    def filter_rows(self, node: Node) -> np.ndarray:
+        """Rows that satisfy a filter, ascending (cached with the mask)."""
+        return self._filtered(node)[1]
+
+    def _filtered(self, node: Node) -> tuple[np.ndarray, np.ndarray]:
+        found = self._masks.get(node)
+        if found is None:
             mask = evaluate(node, self.column, len(self))
-            self._masks[node] = mask
+            found = self._masks[node] = (mask, np.flatnonzero(mask))
             if len(self._masks) > 64:
                 self._masks.popitem(last=False)
         else:
             self._masks.move_to_end(node)
-        return mask
+        return found

@@ -33,7 +33,7 @@ from ragline import __version__
 from ragline.errors import ConfigError, CorruptIndexError, IndexLockedError, IndexMismatchError, IndexNotFoundError
 from ragline.index.bm25 import BM25Params, absent_weight, idf, tf_weight
 from ragline.index.filters import FilterLike, parse_filter
-from ragline.index.kernels import accumulate, select_from_postings, select_from_rows
+from ragline.index.kernels import accumulate, select_from_allowed_rows, select_from_postings, select_from_rows
 from ragline.index.segment import FieldPostings, Segment, build_vector_index, check_fields
 from ragline.text import Analyzer, get_analyzer
 from ragline.types import Document, Hit
@@ -335,8 +335,10 @@ class Index:
                 rows, values = select_from_postings(
                     postings.indptr, postings.docs, g2l, gids, scores, deleted, allowed, k
                 )
+            elif node is not None:
+                rows, values = select_from_allowed_rows(scores, seg.filter_rows(node), deleted, k)
             else:
-                rows, values = select_from_rows(scores, deleted, allowed, k)
+                rows, values = select_from_rows(scores, deleted, _NO_MASK, k)
             if not len(rows):
                 continue
             found_values.append(values)
