@@ -441,9 +441,9 @@ class Index:
                 raise ConfigError(
                     "this index has no embeddings; create it with an embedder (ragline index --embedder minilm)"
                 )
-            from ragline.models import cached_embedder
+            from ragline.models import CachedEmbedder, load_embedder
 
-            self._embedder = cached_embedder(self.settings.embedder)
+            self._embedder = CachedEmbedder(load_embedder(self.settings.embedder))
             stamp = self.manifest.get("embedder")
             if stamp and stamp["id"] != self._embedder.id:
                 raise IndexMismatchError(
@@ -454,7 +454,7 @@ class Index:
 
     def _embedder_stamp(self) -> dict[str, Any]:
         e = self._embedder
-        return {"name": self.settings.embedder, "id": e.id, "sha256": e.weights_sha256, "dim": e.dim}
+        return {"name": self.settings.embedder, "id": e.id, "sha256": e.embedder.weights_sha256, "dim": e.dim}
 
     def _embed_passages(self, texts: list[str]) -> np.ndarray:
         return self.embedder.embed_passages(texts)
