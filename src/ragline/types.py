@@ -23,6 +23,12 @@ class Document:
 
     ``metadata`` values are strings, numbers, booleans or lists of those (a list matches a
     filter when any element does, as an ACL group list should).
+
+    A chunk is a Document too: its id is ``<document id>#<n>``, and its metadata carries
+    ``doc_id``, ``parent_id``, ``start``/``end`` (character span in the document) and ``section``.
+    ``index_text``, when set, is what is indexed and embedded (a chunk with its context prefix);
+    ``text`` is what a reader sees. Keeping the two apart lets context help retrieval without
+    putting words in a source's mouth.
     """
 
     id: str
@@ -30,10 +36,12 @@ class Document:
     title: str = ""
     metadata: Metadata = field(default_factory=dict)
     source: str | None = None
+    index_text: str | None = None
 
     @property
     def hash(self) -> str:
-        return content_hash(f"{self.title}\x00{self.text}\x00{sorted(self.metadata.items())!r}")
+        parts = (self.title, self.text, repr(sorted(self.metadata.items())), self.index_text or "")
+        return content_hash("\x00".join(parts))
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -43,6 +51,35 @@ class Document:
 class Query:
     id: str
     text: str
+
+
+@dataclass(slots=True)
+class Citation:
+    """Source ``[n]`` of an answer: the chunk it points to and that chunk's text."""
+
+    n: int
+    doc_id: str
+    chunk_id: str
+    title: str = ""
+    text: str = ""
+    supported: bool | None = None  # does the cited text support the answer? None: not checked
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(slots=True)
+class Answer:
+    """What a reader returns: the answer text (empty when it abstains) and the sources it cites."""
+
+    text: str
+    abstained: bool
+    citations: list[Citation] = field(default_factory=list)
+    reader: str = ""
+    details: dict[str, Any] = field(default_factory=dict)  # reader-specific: scores, prompt, raw output
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 @dataclass(slots=True)

@@ -27,9 +27,9 @@ from ragline.types import Document
 # What text each indexable field takes from a document. ``body`` (title + text in one field) is
 # Pyserini's "flat" indexing, the setting of the published BEIR BM25 baselines.
 FIELD_TEXT: dict[str, Callable[[Document], str]] = {
-    "body": lambda d: f"{d.title}\n{d.text}" if d.title else d.text,
+    "body": lambda d: d.index_text if d.index_text is not None else f"{d.title}\n{d.text}" if d.title else d.text,
     "title": lambda d: d.title,
-    "text": lambda d: d.text,
+    "text": lambda d: d.index_text if d.index_text is not None else d.text,
 }
 
 
@@ -161,7 +161,10 @@ class Segment:
             for i in range(len(self)):
                 doc = self.document(i)
                 metadata.append(doc.metadata)
-                line = json.dumps({"title": doc.title, "text": doc.text}, ensure_ascii=False).encode() + b"\n"
+                stored = {"title": doc.title, "text": doc.text}
+                if doc.index_text is not None:
+                    stored["index_text"] = doc.index_text
+                line = json.dumps(stored, ensure_ascii=False).encode() + b"\n"
                 out.write(line)
                 offsets[i + 1] = offsets[i] + len(line)
         np.save(folder / "docs.offsets.npy", offsets)
@@ -209,7 +212,9 @@ class Segment:
             return self._documents[row]
         assert self._offsets is not None and self._map is not None
         raw = json.loads(self._map[self._offsets[row] : self._offsets[row + 1]])
-        return Document(self.ids[row], raw["text"], raw["title"], self.metadata[row], self.sources[row])
+        return Document(
+            self.ids[row], raw["text"], raw["title"], self.metadata[row], self.sources[row], raw.get("index_text")
+        )
 
     @property
     def metadata(self) -> list[dict[str, Any]]:
