@@ -91,6 +91,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         report = index.sync(loaded.documents, prune=True, keep=failed)
         with stderr.status(f"committing {report.added + report.updated} documents"):
             index.commit()
+        _report_embeddings(index)
         info = index.info()
     result = {
         "index": str(path),
@@ -209,6 +210,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     index.add(dataset.corpus)
     with stderr.status(f"indexing {len(dataset.corpus)} documents"):
         index.commit()
+    _report_embeddings(index)
     metrics = tuple(m.strip() for m in args.metrics.split(",") if m.strip())
     retrievers = [build_retriever(spec, index, _bm25_params(args, settings.bm25)) for spec in specs]
     results = [evaluate_retriever(dataset, r, metrics, args.depth) for r in retrievers]
@@ -256,6 +258,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
             f"{c['p_t_test']:.4f} (t-test), d = {c['effect_size']:.2f}, n = {c['n']}"
         )
     return 0
+
+
+def _report_embeddings(index: Index) -> None:
+    """Say on stderr how many passages were embedded and how many came from the cache."""
+    counts = index.embedding_counts()
+    if counts is not None:
+        stderr.print(f"embeddings: {counts['computed']} computed, {counts['cached']} from cache ({counts['id']})")
 
 
 def _settings(args: argparse.Namespace, embed: bool) -> IndexSettings:

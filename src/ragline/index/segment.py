@@ -133,12 +133,11 @@ class Segment:
         documents: Sequence[Document],
         analyzer: Analyzer,
         fields: dict[str, float],
-        embed: Callable[[list[str]], np.ndarray] | None = None,
+        vectors: np.ndarray | None = None,
         vector_index: str = "hnsw",
     ) -> Segment:
-        """Analyze (and, with ``embed``, embed) ``documents`` into a new in-memory segment."""
+        """Analyze ``documents`` into a new in-memory segment; ``vectors`` (one row each) get an ANN index."""
         postings = {f: FieldPostings.build([analyzer(FIELD_TEXT[f](d)) for d in documents]) for f in fields}
-        vectors = embed([FIELD_TEXT["body"](d) for d in documents]) if embed is not None else None
         return cls(
             name,
             ids=[d.id for d in documents],

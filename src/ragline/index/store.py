@@ -34,7 +34,7 @@ from ragline.errors import ConfigError, CorruptIndexError, IndexLockedError, Ind
 from ragline.index.bm25 import BM25Params, absent_weight, idf, tf_weight
 from ragline.index.filters import FilterLike, parse_filter
 from ragline.index.kernels import accumulate, select_from_allowed_rows, select_from_postings, select_from_rows
-from ragline.index.segment import FieldPostings, Segment, build_vector_index, check_fields
+from ragline.index.segment import FIELD_TEXT, FieldPostings, Segment, build_vector_index, check_fields
 from ragline.text import Analyzer, get_analyzer
 from ragline.types import Document, Hit
 
@@ -118,6 +118,7 @@ class Index:
         self.deleted: list[np.ndarray] = []  # per segment, True = deleted row
         self._pending: dict[str, Document] = {}
         self._pending_deletes: set[str] = set()
+        self._pending_vectors: dict[str, np.ndarray] = {}
         self._lock_fd: int | None = None
         self._embedder: Any = None
         self._scratch = threading.local()
@@ -227,6 +228,7 @@ class Index:
         """Release the writer lock; uncommitted changes are dropped."""
         self._pending.clear()
         self._pending_deletes.clear()
+        self._pending_vectors.clear()
         if self._lock_fd is not None:
             fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
             os.close(self._lock_fd)
@@ -452,12 +454,21 @@ class Index:
                 )
         return self._embedder
 
+    def embedding_counts(self) -> dict[str, Any] | None:
+        """Passages embedded vs. found in the cache since this handle loaded its embedder (None: not loaded)."""
+        e = self._embedder
+        return None if e is None else {"computed": e.computed, "cached": e.cached, "id": e.id}
+
     def _embedder_stamp(self) -> dict[str, Any]:
         e = self._embedder
         return {"name": self.settings.embedder, "id": e.id, "sha256": e.embedder.weights_sha256, "dim": e.dim}
 
-    def _embed_passages(self, texts: list[str]) -> np.ndarray:
-        return self.embedder.embed_passages(texts)
+    def _vectors_for(self, documents: list[Document]) -> np.ndarray:
+        """One vector per document: given to ``add``, else the embedding of its indexed text."""
+        missing = [d for d in documents if d.id not in self._pending_vectors]
+        embedded = self.embedder.embed_passages([FIELD_TEXT["body"](d) for d in missing]) if missing else None
+        by_id = dict(zip((d.id for d in missing), embedded)) if embedded is not None else {}
+        return np.stack([self._pending_vectors.get(d.id, by_id.get(d.id)) for d in documents]).astype(np.float32)
 
     def search_dense(self, query: str, k: int = 10, filter: FilterLike = None) -> list[tuple[int, int, float]]:
         """(segment, row, cosine) of the ``k`` nearest live rows to the embedded ``query``."""
@@ -484,17 +495,26 @@ class Index:
         return found[:k]
 
     # -- writing ----------------------------------------------------------------------------------
-    def add(self, documents: Iterable[Document]) -> int:
-        """Add or replace (same id) documents; visible after ``commit``. Returns how many."""
+    def add(self, documents: Iterable[Document], vectors: np.ndarray | None = None) -> int:
+        """Add or replace (same id) documents; visible after ``commit``. Returns how many.
+
+        ``vectors`` (one row per document) are used instead of embedding ``index_text``: late
+        chunking computes chunk vectors from the whole document.
+        """
         self._lock()
-        n = 0
-        for doc in documents:
+        documents = list(documents)
+        if vectors is not None and len(vectors) != len(documents):
+            raise ConfigError(f"add() got {len(vectors)} vectors for {len(documents)} documents")
+        for i, doc in enumerate(documents):
             if not isinstance(doc, Document) or not doc.id:
                 raise ConfigError(f"add() takes Documents with a non-empty id, got {doc!r:.80}")
             self._pending[doc.id] = doc
             self._pending_deletes.discard(doc.id)
-            n += 1
-        return n
+            if vectors is not None:
+                self._pending_vectors[doc.id] = np.asarray(vectors[i], dtype=np.float32)
+            else:
+                self._pending_vectors.pop(doc.id, None)
+        return len(documents)
 
     def delete(self, ids: Iterable[str]) -> int:
         """Delete documents by id; visible after ``commit``. Returns how many were known."""
@@ -556,13 +576,14 @@ class Index:
             deleted[si][row] = True
         segments = list(self.segments)
         if self._pending:
+            documents = list(self._pending.values())
             segments.append(
                 Segment.build(
                     self._segment_name(gen),
-                    list(self._pending.values()),
+                    documents,
                     self.settings.analyzer,
                     self.settings.fields,
-                    embed=self._embed_passages if self.settings.embedder else None,
+                    vectors=self._vectors_for(documents) if self.settings.embedder else None,
                     vector_index=self.settings.vector_index,
                 )
             )
@@ -570,6 +591,7 @@ class Index:
         self._publish(gen, segments, deleted)
         self._pending.clear()
         self._pending_deletes.clear()
+        self._pending_vectors.clear()
         if len(self.segments) > self.settings.max_segments:
             self.merge(self.settings.max_segments, expunge_deletes=False)
         return self.generation
