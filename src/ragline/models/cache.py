@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ragline.models.embedders import Embedder
+from ragline.paths import cache_root
 from ragline.progress import track
 from ragline.types import content_hash
 
@@ -41,8 +42,7 @@ _LOOKUP_CHUNK = 500
 
 def default_cache_path() -> Path:
     """``$RAGLINE_CACHE/embeddings.sqlite``, else ``~/.cache/ragline/embeddings.sqlite``."""
-    root = os.environ.get("RAGLINE_CACHE") or Path.home() / ".cache" / "ragline"
-    return Path(root).expanduser() / FILENAME
+    return cache_root() / FILENAME
 
 
 class EmbeddingCache:

@@ -1,0 +1,57 @@
+"""Retrieval by question type on a corpus with typed questions (Orrin Grid, the countries world).
+
+The lecture reports Hit@1 per question type, because each type probes one failure mode: literals
+(error codes) need lexical matching, paraphrases need embeddings, section questions need context,
+multi-hop questions need two documents. Every query runs as its asking user (``acl`` filter on the
+user's groups), so a permission question also measures leaks: a forbidden document in the top k.
+
+A retrieved chunk counts for its document (``doc_id`` in its metadata; a whole document is its own).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from ragline.corpora import Question
+from ragline.retrieve.base import Retriever
+
+
+def acl_filter(question: Question) -> str:
+    """The asking user's view: documents whose ``acl`` holds one of the user's groups."""
+    return "acl in [" + ", ".join(question.user_groups) + "]"
+
+
+def document_ranking(retriever: Retriever, question: Question, depth: int) -> list[str]:
+    """Document ids best first (chunks folded into their document, first occurrence kept)."""
+    seen: dict[str, None] = {}
+    for hit in retriever.search(question.text, depth, acl_filter(question)):
+        seen.setdefault(str(hit.metadata.get("doc_id", hit.doc_id)), None)
+    return list(seen)
+
+
+def hit_by_type(
+    retriever: Retriever, questions: Sequence[Question], ks: Sequence[int] = (1, 3), depth: int = 20
+) -> dict[str, dict[str, Any]]:
+    """Per question type (and ``all``): Hit@k (any gold document in the top k) and leaks.
+
+    Questions without gold documents (must-abstain permission questions) count only for leaks.
+    """
+    sums: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for q in questions:
+        ranking = document_ranking(retriever, q, depth)
+        for group in (q.type, "all"):
+            row = sums[group]
+            row["questions"] += 1
+            row["leaks"] += any(doc in q.forbidden_doc_ids for doc in ranking[: max(ks)])
+            if q.gold_doc_ids:
+                row["judged"] += 1
+                for k in ks:
+                    row[f"hit@{k}"] += any(doc in q.gold_doc_ids for doc in ranking[:k])
+    out: dict[str, dict[str, Any]] = {}
+    for group, row in sums.items():
+        judged = row["judged"]
+        out[group] = {"questions": int(row["questions"]), "leaks": int(row["leaks"])}
+        out[group].update({f"hit@{k}": (row[f"hit@{k}"] / judged if judged else None) for k in ks})
+    return out
