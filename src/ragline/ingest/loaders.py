@@ -5,6 +5,8 @@ becomes an ``InputError`` naming it in the ``LoadReport``, and the other files l
 is its path relative to the folder without the extension (stable across runs and machines), so
 re-indexing a folder updates documents in place.
 
+HTML (``.html``, ``.htm``) and PDF files go to their own loaders (``html.py``, ``pdf.py``).
+
 Markdown and text files may begin with YAML front matter (``---`` lines); its keys become metadata
 (``title`` sets the title; ``acl``, ``version``, ``effective_date`` ... are filterable). A sidecar
 ``<file>.meta.json`` does the same for any file.
@@ -25,6 +27,7 @@ from ragline.types import Document
 
 DEFAULT_MAX_BYTES = 20 * 1024 * 1024
 TEXT_SUFFIXES = (".txt", ".md", ".markdown")
+DOCUMENT_SUFFIXES = (*TEXT_SUFFIXES, ".html", ".htm", ".pdf")
 _FRONT_MATTER = "---"
 
 
@@ -100,7 +103,7 @@ def document_from_record(record: dict[str, Any], where: str) -> Document:
 
 def load_folder(
     root: str | Path,
-    suffixes: tuple[str, ...] = TEXT_SUFFIXES,
+    suffixes: tuple[str, ...] = DOCUMENT_SUFFIXES,
     max_bytes: int = DEFAULT_MAX_BYTES,
     on_file: Callable[[Path], None] | None = None,
 ) -> LoadReport:
@@ -118,21 +121,40 @@ def load_folder(
         if on_file:
             on_file(path)
         try:
-            report.documents.append(load_text_file(path, relative, max_bytes))
+            report.documents.append(load_file(path, relative, max_bytes))
         except InputError as error:
             report.errors.append(error)
     return report
 
 
-def load_text_file(path: Path, relative: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Document:
-    """One text or Markdown file as a Document; raises ``InputError`` saying what is wrong with it."""
+def load_file(path: Path, relative: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Document:
+    """One file as a Document, by its suffix: HTML, PDF, else text or Markdown."""
+    suffix = path.suffix.lower()
+    if suffix in (".html", ".htm"):
+        from ragline.ingest.html import load_html  # imported here: they import this module (and lxml is slow)
+
+        return load_html(path, relative, max_bytes)
+    if suffix == ".pdf":
+        from ragline.ingest.pdf import load_pdf
+
+        return load_pdf(path, relative, max_bytes)
+    return load_text_file(path, relative, max_bytes)
+
+
+def read_capped(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+    """The bytes of a file, or ``InputError`` when it is over ``max_bytes`` or cannot be read."""
     try:
         size = path.stat().st_size
         if size > max_bytes:
             raise InputError(str(path), f"{size:,} bytes is over the size cap of {max_bytes:,} (raise --max-file-mb)")
-        data = path.read_bytes()
+        return path.read_bytes()
     except OSError as error:
         raise InputError(str(path), f"cannot read: {error.strerror or error}") from None
+
+
+def load_text_file(path: Path, relative: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Document:
+    """One text or Markdown file as a Document; raises ``InputError`` saying what is wrong with it."""
+    data = read_capped(path, max_bytes)
     if b"\x00" in data[:8192]:
         raise InputError(str(path), "looks binary (contains NUL bytes); skipped")
     try:

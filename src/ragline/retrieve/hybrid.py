@@ -40,7 +40,7 @@ class HybridRetriever(Retriever):
         self.fuser, self.depth, self.fuser_params = fuser, depth, dict(fuser_params)
         if weights is not None:
             self.fuser_params["weights"] = list(weights)
-        fuse(fuser, [], **self.fuser_params)  # fail now, not at the first query, on a bad fuser or parameter
+        fuse(fuser, [{}, {}], **self.fuser_params)  # fail now, not at the first query, on a bad fuser or parameter
 
     def rank(self, query: str, k: int = 10, filter: FilterLike = None) -> Ranked:
         runs = [dict(leg.rank(query, max(self.depth, k), filter)) for leg in self.legs]
