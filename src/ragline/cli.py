@@ -358,7 +358,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SPEC",
         help="retriever to evaluate, repeatable; the first is the baseline of the paired comparisons. "
         "SPEC is NAME[:key=value,...]: bm25[:k1=0.9,b=0.4,variant=lucene], dense, "
-        "hybrid[:fuser=min_max|rrf|z_score|weighted_sum|sum,depth=100,k=60,weights=0.5/0.5] (default bm25)",
+        "hybrid[:fuser=z_score|min_max|rrf|weighted_sum|sum,depth=100,k=60,weights=0.5/0.5] (default bm25)",
     )
     p.add_argument("--split", default="test", help="qrels split (test)")
     p.add_argument("--metrics", default=",".join(_default_metrics()), help="comma-separated metric names")

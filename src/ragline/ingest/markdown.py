@@ -65,6 +65,12 @@ def parse_section_id(parent_id: str) -> tuple[str, int] | None:
     return (doc_id, int(index)) if mark and index.isdigit() else None
 
 
+def is_heading_line(line: str) -> bool:
+    """Whether one line is an ATX heading (``## Receipts``)."""
+    match = _ATX.match(line)
+    return bool(match and (match.group(2) or "").strip())
+
+
 def parse_markdown_sections(text: str) -> list[Section]:
     """The sections of a Markdown text in document order (see the module docstring for the rules)."""
     return list(_parse(text))
