@@ -111,7 +111,11 @@ class Corpus:
     def canonical_json(self) -> str:
         """Documents, questions and facts as sorted-key, compact JSON: the input of ``fingerprint``."""
         payload = {
-            "documents": [doc.to_dict() for doc in self.documents],
+            # the fields a generator sets, named: new Document fields must not move the fingerprint
+            "documents": [
+                {"id": d.id, "text": d.text, "title": d.title, "metadata": d.metadata, "source": d.source}
+                for d in self.documents
+            ],
             "questions": [q.to_dict() for q in self.questions],
             "facts": [asdict(fact) for fact in self.facts],
         }
