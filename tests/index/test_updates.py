@@ -111,7 +111,7 @@ def apply(index: Index, ops: list, reopen: Path | None = None) -> tuple[Index, d
                 deletes.discard(doc.id)
         elif op == "delete":
             known = 0
-            for doc_id in arg:
+            for doc_id in dict.fromkeys(arg):  # a repeated id is one document
                 known += doc_id in committed or doc_id in adds
                 adds.pop(doc_id, None)
                 if doc_id in committed:

@@ -25,7 +25,8 @@ id is ``f"{doc_id}§{index}"`` (:func:`section_id`), ``index`` being its positio
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from bisect import bisect_right
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from ragline.types import Document
@@ -48,6 +49,7 @@ class Section:
     own_end: int  # where the first subsection (or any next heading) starts
     end: int  # where the next heading of the same or a higher level starts: includes subsections
     index: int  # position in document order; the section's id is f"{doc_id}§{index}"
+    parent: int | None = None  # index of the enclosing section; None at the top (and for the preamble)
 
     @property
     def heading(self) -> str:
@@ -83,43 +85,42 @@ def sections_of(document: Document) -> list[Section]:
 
 def section_at(sections: list[Section], offset: int) -> Section | None:
     """The innermost section holding character ``offset`` (None before the first non-blank text)."""
-    for section in reversed(sections):  # own ranges tile the text: the last one starting before wins
-        if section.start <= offset:
-            return section if offset < section.own_end or section is sections[-1] else None
-    return None
+    # The own ranges tile the text: the last section starting at or before `offset` holds it.
+    after = bisect_right(sections, offset, key=lambda section: section.start)
+    if after == 0:
+        return None
+    section = sections[after - 1]
+    return section if offset < section.own_end or after == len(sections) else None
 
 
 def enclosing_section(sections: list[Section], start: int, end: int) -> Section | None:
     """The smallest section holding all of ``[start, end)``; None when no one section does."""
     inner = section_at(sections, start)
     while inner is not None and end > inner.end:
-        inner = _parent(sections, inner)
+        inner = None if inner.parent is None else sections[inner.parent]
     return inner
-
-
-def _parent(sections: list[Section], section: Section) -> Section | None:
-    for candidate in reversed(sections[: section.index]):
-        if 0 < candidate.level < section.level and candidate.end >= section.end:
-            return candidate
-    return None
 
 
 @lru_cache(maxsize=256)  # small-to-big asks again for the sections of the documents it just read
 def _parse(text: str) -> tuple[Section, ...]:
     headings = _headings(text)  # (start, body_start, level, title)
-    out: list[Section] = []
-    if headings and text[: headings[0][0]].strip() or not headings and text.strip():
-        first = headings[0][0] if headings else len(text)
-        out.append(Section((), 0, 0, 0, first, first, 0))
-    stack: list[tuple[int, str]] = []  # (level, title) of the open headings
+    sections: list[Section] = []
+    first_start = headings[0][0] if headings else len(text)
+    if text[:first_start].strip():
+        sections.append(Section((), 0, 0, 0, first_start, first_start, 0))
+    shift = len(sections)  # section index = heading index + 1 when there is a preamble
+    # A section ends where the next heading of its level or a higher one starts: close them with a stack.
+    ends = [len(text)] * len(headings)
+    open_: list[int] = []  # indices of the headings whose sections are open, outermost first
     for i, (start, body_start, level, title) in enumerate(headings):
-        while stack and stack[-1][0] >= level:
-            stack.pop()
-        stack.append((level, title))
+        while open_ and headings[open_[-1]][2] >= level:
+            ends[open_.pop()] = start
+        parent = open_[-1] + shift if open_ else None
+        path = (*sections[parent].path, title) if parent is not None else (title,)
         own_end = headings[i + 1][0] if i + 1 < len(headings) else len(text)
-        end = next((h[0] for h in headings[i + 1 :] if h[2] <= level), len(text))
-        out.append(Section(tuple(t for _, t in stack), level, start, body_start, own_end, end, len(out)))
-    return tuple(out)
+        sections.append(Section(path, level, start, body_start, own_end, 0, i + shift, parent))
+        open_.append(i)
+    return tuple(replace(s, end=ends[s.index - shift]) if s.level else s for s in sections)
 
 
 def _headings(text: str) -> list[tuple[int, int, int, str]]:

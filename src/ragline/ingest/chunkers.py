@@ -1,0 +1,449 @@
+"""Chunkers: a document in, its chunks out, each one a character span of the document's text.
+
+The strategies of Lecture 3 §2.2, built by name from a spec (``NAME[:key=value,...]``, like retrievers)::
+
+    none                        the whole document as one chunk (the "no chunking" baseline)
+    fixed:size=200              windows of 200 units;  fixed:size=200,overlap=50 (overlap 10-20% keeps
+                                the sentences a boundary cuts whole in at least one chunk)
+    sentences:window=3          3 sentences a chunk (,overlap=1 to share one), never across a heading;
+                                a heading joins the sentence after it, heading-only sections are skipped
+    recursive:size=200          paragraphs, then lines, then sentences, then units, packed up to 200
+                                (LangChain's RecursiveCharacterTextSplitter, on spans); a heading
+                                always starts a chunk, never ends one
+    structure:max_words=300     one chunk per section of the heading tree (``markdown.py``); a section
+                                over the limit is split like ``recursive``; heading-only sections are
+                                skipped (their heading lives on in their subsections' paths)
+
+Sizes count ``unit=words`` (the default: a run of non-space characters, or one CJK character) or
+``unit=tokens`` (word pieces of the packaged MiniLM tokenizer, the model that embeds the chunks).
+
+The lecture's findings, which these exist to reproduce: small fixed chunks split evidence sentences
+(close to half at 20 words) and lose the literal a question names; overlap rescues the split sentences;
+structure keeps sections whole but a "Receipts" chunk still does not say *which* policy, which is what
+the context prefixes of ``context.py`` add.
+
+Every chunk is a :class:`Document` with id ``<doc id>#<n>``, ``text == document.text[start:end]``
+exactly, and metadata: the document's own (acl, version, ...; not ``page_starts``), plus ``doc_id``,
+``parent_id`` (the section id ``<doc id>§<k>`` for chunkers that never cross a heading, else the document
+id), ``start``, ``end``, ``section`` (heading path of the smallest section holding the chunk) and, for
+PDFs, ``page`` (1-based page where the chunk starts).
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, ClassVar
+
+from ragline.errors import ConfigError
+from ragline.ingest.markdown import Section, enclosing_section, is_heading_line, section_id, sections_of
+from ragline.ingest.pdf import page_at
+from ragline.types import Document
+
+Span = tuple[int, int]
+CHUNKERS = ("none", "fixed", "sentences", "recursive", "structure")
+UNITS = ("words", "tokens")
+
+# --- units ------------------------------------------------------------------------------------------
+
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"  # kana, Han, hangul
+_WORD = re.compile(rf"[{_CJK}]|[^\s{_CJK}]+")
+
+
+def word_spans(text: str, start: int = 0, end: int | None = None) -> list[Span]:
+    """Spans of words: runs of non-space characters, each CJK character a word of its own.
+
+    Chinese has no spaces, so each character counts: a Chinese word is about 1.5 characters, so 200
+    "words" of Chinese hold less than 200 of English. ``unit=tokens`` counts both as the model does.
+    """
+    return [m.span() for m in _WORD.finditer(text, start, len(text) if end is None else end)]
+
+
+@lru_cache(maxsize=1)
+def _minilm_tokenizer() -> Any:
+    """The word-piece tokenizer of the packaged MiniLM, read from its tokenizer.json (no model load)."""
+    from ragline.models.registry import resolve_embedder
+
+    try:
+        from tokenizers import Tokenizer
+    except ImportError as error:
+        raise ConfigError(f"unit=tokens needs the tokenizers package: pip install 'ragline[dense]' ({error})") from None
+    tokenizer = Tokenizer.from_file(str(Path(resolve_embedder("minilm").path) / "tokenizer.json"))
+    tokenizer.no_truncation()  # the file may carry the model's truncation: we count whole documents
+    tokenizer.no_padding()
+    return tokenizer
+
+
+def token_spans(text: str) -> list[Span]:
+    """Spans of MiniLM word pieces (special tokens excluded); ``##ing`` pieces are units of their own."""
+    encoding = _minilm_tokenizer().encode(text, add_special_tokens=False)
+    return [(s, e) for s, e in encoding.offsets if e > s]
+
+
+_UNIT_SPANS: dict[str, Callable[[str], list[Span]]] = {"words": word_spans, "tokens": token_spans}
+
+
+class _Counter:
+    """Counts units in any span of one text, by bisection over the units' start offsets."""
+
+    def __init__(self, spans: list[Span]) -> None:
+        self.spans = spans
+        self.starts = [s for s, _ in spans]
+
+    def __call__(self, start: int, end: int) -> int:
+        return bisect_left(self.starts, end) - bisect_left(self.starts, start)
+
+    def within(self, start: int, end: int) -> list[Span]:
+        return self.spans[bisect_left(self.starts, start) : bisect_left(self.starts, end)]
+
+
+# --- sentences -------------------------------------------------------------------------------------
+
+# A sentence ends at . ! ? (then closing quotes/brackets) before a space and a character that is not a
+# lower-case letter, or at 。！？ (Chinese needs no space after them).
+_END = re.compile(r"[.!?]+[\"'’”)\]]*(?=\s+[^a-z\s])|[。！？]+[”’」』）)]*")
+_ABBREVIATIONS = frozenset("cf vs etc al fig no dr mr mrs ms prof st jr sr inc ltd co approx".split())
+_LAST_WORD = re.compile(r"([\w.]+)$")
+_INITIALS = re.compile(r"(?:[A-Za-z]\.)+[A-Za-z]")
+# Lines that stand alone whatever their punctuation: headings and table rows; list items start anew.
+_STANDALONE = re.compile(r"^ {0,3}(#{1,6}\s|\|)")
+_ITEM = re.compile(r"^\s*([-*+•]|\d+[.)])\s")
+
+
+def split_sentences(text: str, start: int = 0, end: int | None = None) -> list[Span]:
+    """Spans of the sentences of ``text[start:end]``, stripped of surrounding whitespace.
+
+    Boundaries: the sentence ends above; blank lines; a heading or table row is a sentence of its own;
+    a list item starts a new one. A single line break does not end a sentence (hard-wrapped prose).
+
+    Limits (it is a regex, not a model): an abbreviation outside the short list ("Gen. Lee") splits;
+    one inside it, an initial ("J.") or dotted letters ("U.S.") never end a sentence, even where one
+    does end; a sentence starting in lower case stays joined to the one before; an ellipsis ends a
+    sentence; Chinese text with Western punctuation (". ") follows the English rule.
+    """
+    end = len(text) if end is None else end
+    out: list[Span] = []
+    for piece_start, piece_end in _pieces(text, start, end):
+        begin = piece_start
+        for match in _END.finditer(text, piece_start, piece_end):
+            if match.group().startswith(".") and _abbreviation(text, begin, match.start()):
+                continue
+            out.append(_strip(text, begin, match.end()))
+            begin = match.end()
+        out.append(_strip(text, begin, piece_end))
+    return [span for span in out if span[0] < span[1]]
+
+
+def _abbreviation(text: str, begin: int, dot: int) -> bool:
+    word = _LAST_WORD.search(text, begin, dot)
+    if word is None:
+        return False
+    token = word.group(1)
+    if _INITIALS.fullmatch(token):  # "U.S", "e.g": letters separated by dots
+        return True
+    return token.lower() in _ABBREVIATIONS or (len(token) == 1 and token.isupper())
+
+
+def _pieces(text: str, start: int, end: int) -> list[Span]:
+    """Blocks of lines that a sentence cannot cross (see :func:`split_sentences`)."""
+    pieces: list[Span] = []
+    current: list[int] | None = None  # [start, end] of the open piece
+    line_start = start
+    while line_start < end:
+        newline = text.find("\n", line_start, end)
+        line_end = end if newline < 0 else newline
+        line = text[line_start:line_end]
+        if not line.strip() or _STANDALONE.match(line) or _ITEM.match(line):
+            if current:
+                pieces.append((current[0], current[1]))
+            current = None
+            if _STANDALONE.match(line):
+                pieces.append((line_start, line_end))
+            elif line.strip():
+                current = [line_start, line_end]
+        elif current is None:
+            current = [line_start, line_end]
+        else:
+            current[1] = line_end
+        line_start = line_end + 1
+    if current:
+        pieces.append((current[0], current[1]))
+    return pieces
+
+
+def _strip(text: str, start: int, end: int) -> Span:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+# --- recursive packing -----------------------------------------------------------------------------
+
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n\s*")
+_LINE_BREAK = re.compile(r"\n")
+
+
+def pack(text: str, start: int, end: int, size: int, count: _Counter, level: int = 0) -> list[Span]:
+    """Split ``text[start:end]`` into spans of at most ``size`` units, at the coarsest boundary that works.
+
+    Levels: paragraphs (blank lines), lines, sentences, single units; the pieces of one level are
+    merged greedily back up to ``size``, so chunks end at the best boundary that fits. A heading line
+    starts a chunk and takes the next piece with it: a chunk holds at most ``size`` units besides
+    its heading lines.
+    """
+    start, end = _strip(text, start, end)
+    if start >= end:
+        return []
+    if count(start, end) <= size:
+        return [(start, end)]
+    if level == 0:
+        pieces = _split_at(text, start, end, _PARAGRAPH_BREAK)
+    elif level == 1:
+        pieces = _split_at(text, start, end, _LINE_BREAK)
+    elif level == 2:
+        pieces = split_sentences(text, start, end)
+    else:
+        pieces = count.within(start, end)
+    if level < 3 and len(pieces) <= 1:  # this boundary does not occur here: try the next finer one
+        return pack(text, start, end, size, count, level + 1)
+    spans: list[Span] = []
+    for piece in pieces:
+        spans.extend(pack(text, *piece, size, count, level + 1) if count(*piece) > size else [piece])
+    # Greedy merge. A heading never ends a chunk: it starts a new one, and what follows it joins it even
+    # beyond `size` (by the heading's own words at most), so a heading is never cut off from its text.
+    merged: list[Span] = []
+    glue = False
+    for span in spans:
+        heading = is_heading_line(text[span[0] : span[1]])
+        if merged and (glue or (not heading and count(merged[-1][0], span[1]) <= size)):
+            merged[-1] = (merged[-1][0], span[1])
+        else:
+            merged.append(span)
+        glue = heading
+    return merged
+
+
+def _split_at(text: str, start: int, end: int, separator: re.Pattern[str]) -> list[Span]:
+    pieces, begin = [], start
+    for match in separator.finditer(text, start, end):
+        pieces.append(_strip(text, begin, match.start()))
+        begin = match.end()
+    pieces.append(_strip(text, begin, end))
+    return [p for p in pieces if p[0] < p[1]]
+
+
+# --- chunkers --------------------------------------------------------------------------------------
+
+
+class Chunker:
+    """Base class: subclasses choose the spans; this class makes them into chunk Documents."""
+
+    name: ClassVar[str]
+    within_sections: ClassVar[bool] = False  # True: chunks never cross a heading, their parent is a section
+
+    def __init__(self, unit: str = "words") -> None:
+        if unit not in UNITS:
+            raise ConfigError(f"chunker {self.name!r}: unknown unit {unit!r}; choose one of {', '.join(UNITS)}")
+        self.unit = unit
+
+    def config(self) -> dict[str, Any]:
+        """The parameters, as ``build_chunker`` takes them (recorded with an index)."""
+        return {"unit": self.unit}
+
+    @property
+    def spec(self) -> str:
+        """The canonical spec string: ``build_chunker(c.spec)`` builds an equal chunker."""
+        params = [f"{k}={v}" for k, v in self.config().items() if not (k == "unit" and v == "words")]
+        return self.name + (":" + ",".join(params) if params else "")
+
+    def chunk(self, document: Document) -> list[Document]:
+        """The chunks of ``document`` in text order; none for a blank document."""
+        if not document.text.strip():
+            return []
+        sections = sections_of(document)
+        inherited = {k: v for k, v in document.metadata.items() if k != "page_starts"}
+        chunks = []
+        for n, (start, end) in enumerate(self.spans(document.text, sections)):
+            section = enclosing_section(sections, start, end)
+            parent = section_id(document.id, section.index) if self.within_sections and section else document.id
+            metadata: dict[str, Any] = {
+                **inherited,
+                "doc_id": document.id,
+                "parent_id": parent,
+                "start": start,
+                "end": end,
+                "section": list(section.path) if section else [],
+            }
+            page = page_at(document, start)
+            if page is not None:
+                metadata["page"] = page
+            chunks.append(
+                Document(f"{document.id}#{n}", document.text[start:end], document.title, metadata, document.source)
+            )
+        return chunks
+
+    def spans(self, text: str, sections: list[Section]) -> list[Span]:
+        raise NotImplementedError
+
+    def _count(self, text: str) -> _Counter:
+        return _Counter(_UNIT_SPANS[self.unit](text))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.spec!r})"
+
+
+class WholeChunker(Chunker):
+    """No chunking: the document (stripped) as one chunk, the baseline the lecture compares against."""
+
+    name = "none"
+
+    def spans(self, text: str, sections: list[Section]) -> list[Span]:
+        return [_strip(text, 0, len(text))]
+
+
+class FixedChunker(Chunker):
+    """Windows of ``size`` units, each starting ``size - overlap`` units after the one before."""
+
+    name = "fixed"
+
+    def __init__(self, size: int = 200, overlap: int = 0, unit: str = "words") -> None:
+        super().__init__(unit)
+        if size < 1 or not 0 <= overlap < size:
+            raise ConfigError(f"chunker 'fixed': need size >= 1 and 0 <= overlap < size, got {size=}, {overlap=}")
+        self.size, self.overlap = size, overlap
+
+    def config(self) -> dict[str, Any]:
+        return {"size": self.size, "overlap": self.overlap, **super().config()}
+
+    def spans(self, text: str, sections: list[Section]) -> list[Span]:
+        units = self._count(text).spans
+        out = []
+        for first in range(0, len(units), self.size - self.overlap):
+            window = units[first : first + self.size]
+            out.append((window[0][0], window[-1][1]))
+            if first + self.size >= len(units):
+                break
+        return out
+
+
+class SentenceChunker(Chunker):
+    """``window`` consecutive sentences a chunk, sharing ``overlap``, restarting at every heading.
+
+    The heading line is not a sentence of its own: it joins the section's first sentence.
+    """
+
+    name = "sentences"
+    within_sections = True
+
+    def __init__(self, window: int = 3, overlap: int = 0) -> None:
+        super().__init__()  # counted in sentences: no unit
+        if window < 1 or not 0 <= overlap < window:
+            raise ConfigError(
+                f"chunker 'sentences': need window >= 1 and 0 <= overlap < window, got {window}, {overlap}"
+            )
+        self.window, self.overlap = window, overlap
+
+    def config(self) -> dict[str, Any]:
+        return {"window": self.window, "overlap": self.overlap}
+
+    def spans(self, text: str, sections: list[Section]) -> list[Span]:
+        out = []
+        for section in sections:
+            if not text[section.body_start : section.own_end].strip():
+                continue  # a heading directly followed by a subheading (see StructureChunker)
+            sentences = split_sentences(text, section.start, section.own_end)
+            if len(sentences) > 1 and is_heading_line(text[slice(*sentences[0])]):
+                sentences[:2] = [(sentences[0][0], sentences[1][1])]  # the heading goes with the first sentence
+            for first in range(0, len(sentences), self.window - self.overlap):
+                group = sentences[first : first + self.window]
+                out.append((group[0][0], group[-1][1]))
+                if first + self.window >= len(sentences):
+                    break
+        return out
+
+
+class RecursiveChunker(Chunker):
+    """Spans of up to ``size`` units cut at the coarsest boundary that fits (see :func:`pack`)."""
+
+    name = "recursive"
+
+    def __init__(self, size: int = 200, unit: str = "words") -> None:
+        super().__init__(unit)
+        if size < 1:
+            raise ConfigError(f"chunker 'recursive': need size >= 1, got {size}")
+        self.size = size
+
+    def config(self) -> dict[str, Any]:
+        return {"size": self.size, **super().config()}
+
+    def spans(self, text: str, sections: list[Section]) -> list[Span]:
+        return pack(text, 0, len(text), self.size, self._count(text))
+
+
+class StructureChunker(Chunker):
+    """One chunk per section (heading included); a section over ``max_words`` units is packed recursively."""
+
+    name = "structure"
+    within_sections = True
+
+    def __init__(self, max_words: int = 300, unit: str = "words") -> None:
+        super().__init__(unit)
+        if max_words < 1:
+            raise ConfigError(f"chunker 'structure': need max_words >= 1, got {max_words}")
+        self.max_words = max_words
+
+    def config(self) -> dict[str, Any]:
+        return {"max_words": self.max_words, **super().config()}
+
+    def spans(self, text: str, sections: list[Section]) -> list[Span]:
+        count = self._count(text)
+        out = []
+        for section in sections:
+            if not text[section.body_start : section.own_end].strip():
+                continue  # a heading directly followed by a subheading: nothing of its own to retrieve
+            out.extend(pack(text, section.start, section.own_end, self.max_words, count))
+        return out
+
+
+_CLASSES: dict[str, type[Chunker]] = {
+    c.name: c for c in (WholeChunker, FixedChunker, SentenceChunker, RecursiveChunker, StructureChunker)
+}
+
+
+def parse_chunker_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """``"fixed:size=200,overlap=50"`` -> ``("fixed", {"size": 200, "overlap": 50})``."""
+    name, _, rest = spec.strip().partition(":")
+    params: dict[str, Any] = {}
+    for part in filter(None, (p.strip() for p in rest.split(","))):
+        key, eq, value = part.partition("=")
+        if not eq or not key.strip():
+            raise ConfigError(f"chunker spec {spec!r}: {part!r} is not key=value")
+        value = value.strip()
+        params[key.strip()] = int(value) if re.fullmatch(r"-?\d+", value) else value
+    return name.strip(), params
+
+
+def build_chunker(spec: str) -> Chunker:
+    """The chunker a spec names, e.g. ``structure:max_words=300`` or ``fixed:size=128,unit=tokens``.
+
+    ``max_tokens=N`` is accepted for ``structure`` as ``max_words=N,unit=tokens``.
+    """
+    name, params = parse_chunker_spec(spec)
+    if name not in _CLASSES:
+        raise ConfigError(f"unknown chunker {name!r} in {spec!r}; choose one of {', '.join(CHUNKERS)}")
+    if name == "structure" and "max_tokens" in params:
+        params["max_words"] = params.pop("max_tokens")
+        params.setdefault("unit", "tokens")
+    for key, value in params.items():
+        if key != "unit" and not isinstance(value, int):
+            raise ConfigError(f"chunker spec {spec!r}: {key} must be a whole number, got {value!r}")
+    try:
+        return _CLASSES[name](**params)
+    except TypeError:
+        allowed = sorted(_CLASSES[name]().config())
+        raise ConfigError(f"chunker spec {spec!r}: {name!r} takes {', '.join(allowed)}; got {sorted(params)}") from None
