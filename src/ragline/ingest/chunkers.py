@@ -41,6 +41,7 @@ from typing import Any, ClassVar
 from ragline.errors import ConfigError
 from ragline.ingest.markdown import Section, enclosing_section, is_heading_line, section_id, sections_of
 from ragline.ingest.pdf import page_at
+from ragline.specs import parse_spec
 from ragline.types import Document
 
 Span = tuple[int, int]
@@ -417,15 +418,7 @@ _CLASSES: dict[str, type[Chunker]] = {
 
 def parse_chunker_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """``"fixed:size=200,overlap=50"`` -> ``("fixed", {"size": 200, "overlap": 50})``."""
-    name, _, rest = spec.strip().partition(":")
-    params: dict[str, Any] = {}
-    for part in filter(None, (p.strip() for p in rest.split(","))):
-        key, eq, value = part.partition("=")
-        if not eq or not key.strip():
-            raise ConfigError(f"chunker spec {spec!r}: {part!r} is not key=value")
-        value = value.strip()
-        params[key.strip()] = int(value) if re.fullmatch(r"-?\d+", value) else value
-    return name.strip(), params
+    return parse_spec(spec, "chunker spec")
 
 
 def build_chunker(spec: str) -> Chunker:

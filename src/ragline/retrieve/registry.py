@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ragline import specs
 from ragline.errors import ConfigError
 from ragline.index.bm25 import BM25Params
 from ragline.index.store import Index
@@ -27,25 +28,7 @@ _BM25_KEYS = ("variant", "k1", "b", "delta", "epsilon")
 
 def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """``"hybrid:fuser=rrf,k=60"`` -> ``("hybrid", {"fuser": "rrf", "k": 60})``."""
-    name, _, rest = spec.strip().partition(":")
-    params: dict[str, Any] = {}
-    for part in filter(None, (p.strip() for p in rest.split(","))):
-        key, eq, value = part.partition("=")
-        if not eq or not key.strip():
-            raise ConfigError(f"retriever spec {spec!r}: {part!r} is not key=value")
-        params[key.strip()] = _value(value.strip())
-    return name, params
-
-
-def _value(text: str) -> Any:
-    if "/" in text:
-        return [_value(v) for v in text.split("/")]
-    for cast in (int, float):
-        try:
-            return cast(text)
-        except ValueError:
-            pass
-    return text
+    return specs.parse_spec(spec, "retriever spec")
 
 
 def build_retriever(spec: str, index: Index, bm25: BM25Params | None = None) -> Retriever:
