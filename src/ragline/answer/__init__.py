@@ -1,0 +1,62 @@
+"""From ranked hits to an answer with citations (Lecture 3, §4-§6).
+
+- ``context``: numbered, fenced sources within a token budget, in an order that fights "lost in
+  the middle".
+- ``prompt``: the messages for an LLM reader, and its reply read back into an ``Answer``.
+- ``citations``: ``[n]`` markers parsed, mapped to sources and checked for support.
+- ``extractive``: a deterministic span reader that abstains below a calibrated threshold.
+
+Answer metrics (SQuAD EM/F1, correct / wrong / abstained) live in ``ragline.eval.answers``.
+"""
+
+from __future__ import annotations
+
+from ragline.answer.citations import (
+    ParsedCitations,
+    check_support,
+    citation_precision,
+    citation_recall,
+    parse_citations,
+    strip_citations,
+    supports,
+)
+from ragline.answer.context import ORDERS, Context, Dropped, Source, approx_tokens, build_context, neutralize
+from ragline.answer.extractive import (
+    Calibration,
+    CalibrationExample,
+    ExtractiveReader,
+    calibrate_threshold,
+)
+from ragline.answer.prompt import (
+    ABSTAIN_TEXT,
+    SYSTEM_PROMPT,
+    answer_from_response,
+    build_messages,
+    is_abstention,
+)
+
+__all__ = [
+    "ABSTAIN_TEXT",
+    "ORDERS",
+    "SYSTEM_PROMPT",
+    "Calibration",
+    "CalibrationExample",
+    "Context",
+    "Dropped",
+    "ExtractiveReader",
+    "ParsedCitations",
+    "Source",
+    "answer_from_response",
+    "approx_tokens",
+    "build_context",
+    "build_messages",
+    "calibrate_threshold",
+    "check_support",
+    "citation_precision",
+    "citation_recall",
+    "is_abstention",
+    "neutralize",
+    "parse_citations",
+    "strip_citations",
+    "supports",
+]

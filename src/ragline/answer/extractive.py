@@ -1,0 +1,775 @@
+"""A deterministic extractive reader: the minimal answer span from the top contexts, or no answer.
+
+Why a hand-written reader when LLMs exist: it makes no mistakes of its own that vary from run to run,
+so the effect of retrieval on answers can be measured cleanly (Lecture 3, §0.5 and §4). It reads the
+way DrQA's Document Reader does (Chen et al., "Reading Wikipedia to Answer Open-Domain Questions",
+ACL 2017), with hand-set weights instead of learned ones:
+
+1. **Question.** Expected answer types from the wh-word and the noun asked about (who -> a name,
+   when -> a date, how much -> money or a quantity, which code -> a code, what caused -> the clause
+   after "root cause was"); content terms (stemmed); literals (codes and numbers: E-4471, M2) and
+   names (Grid Ops East).
+2. **Candidates.** Typed spans of every sentence of the top contexts: money, percentages, dates,
+   times, durations, numbers with units, codes, capitalized names, cue clauses. A span is minimal:
+   "SS-339", "$70", "faulty load balancer health check" -- not the sentence. Sentences addressed to
+   AI assistants ("Ignore previous instructions ...") are instructions, not facts, and are skipped.
+3. **Exact-match gate.** Every literal and name of the question must occur in the candidate's
+   chunk (its title included): the exact-match feature of DrQA and the lecture's "is this the
+   entity I was asked about" check (Lecture 12, §2.4). A question about E-4471 is not answered from
+   the E-4417 report, however similar.
+4. **Score** = type fit x (term overlap of the sentence and the chunk's title, and at a discount of
+   the rest of the chunk; proximity of the span to the matched terms; adjacency to the noun asked
+   about, "the Ember Point depot"; retrieval rank). The fit drops when the span sits next to a noun
+   of another kind ("Sable Creek substation" for "which crew"), or names the question's own subject
+   ("the Asset Works West team" for "who leads the team that ..."); a source marked
+   ``superseded_by`` counts half.
+5. **Abstain** when the best score is below ``threshold``: the "no answer" decision of SQuAD 2.0
+   readers (Rajpurkar et al. 2018). ``calibrate_threshold`` sets it on training data, the way the
+   official SQuAD v2.0 script's ``find_best_thresh`` does for the no-answer probability.
+
+One question at a time it answers single-hop questions; a multi-hop question ("who leads the team
+that maintains SS-339?") needs one read per hop (Lecture 3, §5.5) and otherwise abstains or fails.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ragline.answer.context import Context, document_id
+from ragline.eval.answers import exact_match, f1, normalize_answer
+from ragline.text.analyzer import Analyzer, get_analyzer
+from ragline.types import Answer, Citation, Hit
+
+# --- answer types ----------------------------------------------------------------------------------
+
+NAME, PHRASE, CODE, EMAIL = "name", "phrase", "code", "email"
+MONEY, PERCENT, NUMBER = "money", "percent", "number"
+DATE, YEAR, TIME, DURATION = "date", "year", "time", "duration"
+
+ID = "id"  # a bare integer of 3+ digits: an extension, a ticket number
+
+_QUANTITY = {MONEY: 1.0, PERCENT: 1.0, NUMBER: 0.9, DURATION: 0.9}
+_MONEYISH = {MONEY: 1.0, PERCENT: 0.8, NUMBER: 0.5}
+# First matching rule wins; each maps answer types to how well they fit the question.
+_TYPE_RULES: list[tuple[re.Pattern[str], dict[str, float]]] = [
+    (re.compile(p), types)
+    for p, types in [
+        (r"\b(?:what|which|in what) year\b", {YEAR: 1.0, DATE: 0.8}),
+        (r"\bhow (?:long|often|quickly|soon|frequently)\b|\bhow much (?:notice|time)\b", {DURATION: 1.0, NUMBER: 0.4}),
+        (r"\b(?:percentage|percent|share|proportion)\b", {PERCENT: 1.0, NUMBER: 0.5}),
+        (r"\bhow many\b", {NUMBER: 1.0, DURATION: 1.0, PERCENT: 0.6, MONEY: 0.4}),
+        (r"\bhow (?:much|large|big|high|far|old)\b", {MONEY: 1.0, NUMBER: 0.8, DURATION: 0.8, PERCENT: 0.8}),
+        (r"\b(?:extension|phone|telephone|number)\b", {ID: 1.0, NUMBER: 0.4, CODE: 0.5}),
+        (r"\b(?:e-?mail|address)\b", {EMAIL: 1.0, NAME: 0.5}),
+        (r"\bwho(?:m|se)?\b", {NAME: 1.0, PHRASE: 0.7}),
+        (r"\b(?:cause|caused|why|failure|reason|behind)\b", {PHRASE: 1.0}),
+        (r"\bhow (?:do|can|should|would) (?:i|we|you)\b", {ID: 1.0, EMAIL: 1.0, NAME: 0.6, PHRASE: 0.5}),
+        (r"\bdeadline\b", {DURATION: 1.0, DATE: 1.0, TIME: 0.8}),
+        (r"\bwhen\b|\b(?:what|which) (?:date|day)\b", {DATE: 1.0, TIME: 0.9, DURATION: 0.8, YEAR: 0.8}),
+        (r"\b(?:what|which) (?:code|error|site|substation|incident|id)\b", {CODE: 1.0}),
+        (r"\b(?:amount|allowance|budget|stipend|salary|pay|band|price|cost|fee|bonus)\b", _MONEYISH),
+        (r"\b(?:limit|threshold|cap|rate|quota|size|capacity|length|duration|minimum|maximum)\b", _QUANTITY),
+        (r"\b(?:time|hours)\b", {TIME: 1.0, DURATION: 0.9}),
+        (r"\bwhere\b", {NAME: 1.0, PHRASE: 0.5}),
+    ]
+]
+_DEFAULT_TYPES = {NAME: 0.9, PHRASE: 0.6, NUMBER: 0.5, MONEY: 0.5, DATE: 0.5, DURATION: 0.5, CODE: 0.5}
+
+# Words of the question that say what kind of answer it wants, or link its parts, not what it is about.
+_QUESTION_WORDS = (
+    "what which who whom whose when where why how much many long often quickly soon do does did i me my we our "
+    "us you your can could should would must will shall may might need get is are was were be been has have had "
+    "there someone anyone something still also just exactly please under above below over after before from per "
+    "up about within without between during until since through out"
+)
+# Nouns that name a kind of thing: an answer next to one of another kind is not what was asked for.
+_NOUN_CLASSES = {
+    "org": "team crew group squad unit department division company firm vendor supplier desk committee board",
+    "facility": "depot site substation office building centre center room warehouse yard plant station",
+    "area": "city town district region area county country",
+    "venue": "venue garden hall park hotel restaurant",
+    "person": "person manager lead leader director owner engineer officer head supervisor commander",
+    "product": "app application client tool software program portal system platform device",
+    "contact": "extension number phone telephone hotline",
+}
+_IMPLIED_CLASSES = {"who": {"person", "org"}, "whom": {"person", "org"}, "where": {"facility", "area", "venue"}}
+_AUX = set("is are was were do does did can could should must will would has have had may might".split())
+
+# --- candidate patterns ----------------------------------------------------------------------------
+
+_NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
+_NUMWORD = (
+    r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fourteen|fifteen|twenty|thirty|forty"
+    r"|fifty|sixty|ninety|a hundred)"
+)
+_ONE_MONEY = rf"(?:[$€£]\s?{_NUM}(?:\s?(?:million|billion|thousand|bn)\b)?|{_NUM}\s?(?:dollars|euros|pounds)\b)"
+_MONTH = (
+    r"(?:January|February|March|April|May|June|July|August|September|October|November|December"
+    r"|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)"
+)
+_DAY = r"\d{1,2}(?:st|nd|rd|th)?"
+_CLOCK = r"\b\d{1,2}:\d{2}(?:\s?(?:am|pm|AM|PM))?(?:\s?UTC)?"
+_TIME_UNIT = r"(?:seconds?|minutes?|hours?|days?|nights?|weeks?|months?|years?|shifts?)"
+
+# In priority order: a later pattern's match that overlaps an earlier one is not a candidate.
+_TYPED: list[tuple[str, re.Pattern[str]]] = [
+    (EMAIL, re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")),
+    (MONEY, re.compile(rf"{_ONE_MONEY}(?:\s?(?:to|-|–|and)\s?{_ONE_MONEY})?")),  # ranges are one answer
+    (PERCENT, re.compile(rf"{_NUM}\s?(?:%|percent\b|per cent\b)")),
+    (
+        DATE,
+        re.compile(
+            rf"\b{_DAY} {_MONTH},? \d{{4}}\b|\b{_MONTH} {_DAY},? \d{{4}}\b|\b\d{{4}}-\d{{2}}-\d{{2}}\b"
+            rf"|\b{_MONTH} \d{{4}}\b|\b{_DAY} {_MONTH}\b|\b{_MONTH} {_DAY}\b"
+        ),
+    ),
+    (TIME, re.compile(rf"{_CLOCK}(?:\s?(?:to|-|–|and|until)\s?{_CLOCK})?")),
+    (
+        DURATION,
+        re.compile(
+            rf"\b(?:{_NUM}|{_NUMWORD})[\s-](?:(?:business|working|calendar|consecutive|full)\s)?{_TIME_UNIT}\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (CODE, re.compile(r"\b[A-Z]{1,5}-\d{1,6}[A-Za-z]?\b|\b[A-Z]{1,3}\d{1,4}\b")),
+    (NUMBER, re.compile(rf"(?<![\w.]){_NUM}(?:\s(?P<unit>[A-Za-z]+))?")),
+]
+_UNIT_WORDS = {"gb", "mb", "tb", "kb", "km", "kv", "kw", "mw", "kwh", "mwh", "times", "percent", "kg", "miles"}
+_YEAR = re.compile(r"\b(?:1[5-9]|20)\d{2}\b")
+
+# Cue clauses: the answer to "what caused X" follows "root cause was"; to "who" often follows "by".
+_CAUSE_CUE = re.compile(
+    r"\b(?:root cause (?:was|is|has been)|caused by|due to|because of|because|as a result of|resulted from)\s+",
+    re.IGNORECASE,
+)
+_AGENT_CUE = re.compile(r"\bby\s+")
+_BOUNDARY = set(
+    "for of on in at to from with between behind during after before since until into onto over under within "
+    "without through across that which who whom whose where when while because so and or but than as if unless "
+    "is are was were has have had will would can could should must may".split()
+)
+_ARTICLES = {"a", "an", "the"}
+_MAX_PHRASE_WORDS = 8
+
+# Capitalized spans: tokens, connectors allowed inside a name, words that start sentences.
+_TOKEN = re.compile(r"[^\W\d_][\w'’&-]*|\d[\w.,:-]*|[^\w\s]")
+_NAME_CONNECTORS = {"of", "and", "&", "de", "van", "von", "der", "du", "la", "le", "da", "di"}
+_SENTENCE_STARTERS = set(
+    "The A An This That These Those Each Every All Any Some Our Your Its Their His Her If When Where While Inside "
+    "Outside Under For In On At To From By With After Before During Since Until Please Only No Most Many Once "
+    "Also Then There Here It".split()
+)
+_NOT_NAMES = set(
+    "January February March April May June July August September October November December Monday Tuesday "
+    "Wednesday Thursday Friday Saturday Sunday I".split()
+)
+
+# Text addressed to an AI reader is an instruction, not a fact (indirect prompt injection, Greshake et al.
+# 2023): "Ignore previous instructions ...", "AI assistants reading this ...", "SYSTEM OVERRIDE: ...".
+_INSTRUCTION = re.compile(
+    r"\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+)?(?:the\s+)?(?:previous|prior|earlier|above|your)\b"
+    r"|\b(?:AI|automated|virtual)\s+assistants?\b|\bassistants?\s+(?:reading|must|should)\b|\bsystem\s+override\b"
+    r"|\bnote\s+for\s+(?:AI|assistants?|LLMs?|language\s+models?)\b",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"\w+")
+_LITERAL = re.compile(r"[\w][\w\-./:]*[\w]|\w")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9$])")
+_LINE_PREFIX = re.compile(r"^\s*(?:[-*+>]|\d+[.)])\s+|^\s*>\s*")
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}")
+
+# Feature weights: what makes a sentence and a span in it likely to hold the answer.
+W_OVERLAP, W_PROXIMITY, W_ADJACENT, W_RANK = 0.6, 0.15, 0.1, 0.15
+TITLE_TERM_WEIGHT = 1.0  # a question term in the chunk's title or section, not in the sentence
+CHUNK_TERM_WEIGHT = 0.35  # a question term elsewhere in the chunk
+CLASS_MISMATCH = 0.6  # "Sable Creek substation" when a crew was asked for
+NO_CLASS = 0.7  # "which depot": a name with no noun of the kind next to it
+REFERENT = 0.3  # "the Asset Works West team" when the question is about "the team that ...": its subject
+SUPERSEDED_FACTOR = 0.5  # a source whose metadata says it was superseded
+# Set with ``calibrate_threshold`` (objective "net") on Orrin *training* worlds only (``TRAIN_SEED`` and
+# seeds 1-3), BM25 top 5 over whole documents and over section chunks: the calibrated values were 0.46-0.50.
+DEFAULT_THRESHOLD = 0.47
+DEFAULT_TOP_K = 5
+
+
+# --- question analysis -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionInfo:
+    """What the reader takes from a question."""
+
+    text: str
+    types: dict[str, float]  # answer type -> fit
+    terms: frozenset[str]  # content terms, stemmed
+    literals: tuple[str, ...]  # tokens with a digit, as keys ("e4471", "m2")
+    names: tuple[str, ...]  # capitalized names, normalized ("grid ops east")
+    head: str | None  # stem of the noun asked about: "which depot" -> "depot"
+    classes: frozenset[str]  # noun classes the answer may be ("facility" for a depot, "person"/"org" for who)
+    unit: str | None  # stem of "how many <unit>"
+    words: frozenset[str]  # normalized words: an answer made only of these is the question itself
+
+
+class _Stems:
+    """Per-word stems through the reader's analyzer, cached (None: a stopword); noun classes by stem."""
+
+    def __init__(self, analyzer: Analyzer) -> None:
+        self.analyzer = analyzer
+        self.cache: dict[str, str | None] = {}
+        self.classes = {self(w): kind for kind, words in _NOUN_CLASSES.items() for w in words.split()}
+
+    def __call__(self, word: str) -> str | None:
+        if word not in self.cache:
+            terms = self.analyzer(word)
+            self.cache[word] = terms[0] if terms else None
+        return self.cache[word]
+
+    def terms(self, text: str) -> set[str]:
+        return {s for w in _WORD.findall(text) if (s := self(w)) is not None}
+
+
+def analyze_question(question: str, stems: _Stems) -> QuestionInfo:
+    """Expected types, content terms, literals, names, head noun and unit of ``question``."""
+    lowered = question.lower()
+    types = next((t for pattern, t in _TYPE_RULES if pattern.search(lowered)), _DEFAULT_TYPES)
+    ignore = stems.terms(_QUESTION_WORDS)
+    terms = frozenset(t for t in stems.terms(question) if t not in ignore and len(t) > 1)
+    literals = tuple(dict.fromkeys(_key(t) for t in _LITERAL.findall(question) if any(c.isdigit() for c in t)))
+    head_word = _head_noun(question)
+    head = stems(head_word) if head_word else None
+    classes: set[str] = set()
+    if head in stems.classes:
+        classes = {stems.classes[head]}
+    elif wh := re.search(r"\b(who|whom|where)\b", lowered):
+        classes = _IMPLIED_CLASSES[wh.group(1)]
+    unit = _unit_noun(lowered)
+    return QuestionInfo(
+        text=question,
+        types=dict(types),
+        terms=terms,
+        literals=literals,
+        names=_question_names(question),
+        head=head,
+        classes=frozenset(classes),
+        unit=stems(unit) if unit else None,
+        words=frozenset(normalize_answer(question).split()),
+    )
+
+
+def _key(token: str) -> str:
+    return re.sub(r"[^0-9a-z]", "", token.lower())
+
+
+def _norm_phrase(text: str) -> str:
+    return " ".join(re.sub(r"[^0-9a-z]+", " ", text.lower()).split())
+
+
+def _question_names(question: str) -> tuple[str, ...]:
+    """Capitalized word runs that do not start a sentence; all-caps acronyms (VPN, TV) are common nouns."""
+    names: list[str] = []
+    run: list[str] = []
+    tokens = [m.group() for m in _TOKEN.finditer(question)]
+    for i, word in enumerate(tokens):
+        initial = i == 0 or tokens[i - 1] in {".", "?", "!", ":"}
+        titlecase = word[0].isupper() and any(c.islower() for c in word) and not any(c.isdigit() for c in word)
+        connector = bool(run) and word in _NAME_CONNECTORS and i + 1 < len(tokens) and tokens[i + 1][0].isupper()
+        if (titlecase and not initial and word not in _NOT_NAMES) or connector:
+            run.append(word)
+            continue
+        if run:
+            names.append(_norm_phrase(" ".join(run)))
+        run = []
+    if run:
+        names.append(_norm_phrase(" ".join(run)))
+    return tuple(dict.fromkeys(names))
+
+
+_WHAT_IS = re.compile(
+    r"\bwhat (?:is|are|was|were) (?:the |a |an )?([\w\s-]+?)(?=\s+(?:in|of|for|under|at|on|to|from|with|per|by)\b|\?|$)"
+)
+
+
+def _unit_noun(lowered: str) -> str | None:
+    """The unit of "how many ...": the first plural among the next three words ("how many remote days")."""
+    match = re.search(r"\bhow many ((?:[a-z]+\s*){1,3})", lowered)
+    if not match:
+        return None
+    words = match.group(1).split()
+    return next((w for w in words if w.endswith("s") and w not in _AUX), words[0])
+
+
+def _head_noun(question: str) -> str | None:
+    """The noun asked about: "which depot", "what extension", "what is the receipt threshold in ..."."""
+    lowered = question.lower()
+    match = re.search(r"\b(?:which|what)\s+([a-z][\w-]*)", lowered)
+    if match and match.group(1) not in _AUX:
+        return match.group(1)
+    match = _WHAT_IS.search(lowered)
+    return match.group(1).split()[-1] if match else None
+
+
+# --- sentences and candidate spans -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A candidate answer inside a sentence: character offsets in the sentence, its types, its unit."""
+
+    start: int
+    end: int
+    types: frozenset[str]
+    unit: str | None = None
+    cue: str | None = None  # "cause" or "agent" for a clause found after a cue
+
+
+def sentences(text: str) -> list[tuple[int, int]]:
+    """(start, end) offsets of the sentences of ``text``: lines, split at sentence ends.
+
+    Markdown headings are skipped (they name a section; they do not state facts), list and quote
+    markers are left out of the sentence, table rule lines are skipped.
+    """
+    spans: list[tuple[int, int]] = []
+    for line in re.finditer(r"[^\n]+", text):
+        body = line.group()
+        if body.lstrip().startswith("#") or _TABLE_RULE.match(body) or not body.strip():
+            continue
+        prefix = _LINE_PREFIX.match(body)
+        offset = line.start() + (prefix.end() if prefix else 0)
+        body = text[offset : line.end()]
+        start = 0
+        for end in _SENTENCE_END.finditer(body):
+            spans.append((offset + start, offset + end.start()))
+            start = end.end()
+        if body[start:].strip():
+            spans.append((offset + start, offset + len(body.rstrip())))
+    return spans
+
+
+def candidate_spans(sentence: str, types: Iterable[str]) -> list[Span]:
+    """Typed candidate spans of ``sentence`` for the answer types the question accepts."""
+    wanted = set(types)
+    spans: list[Span] = []
+    claimed: list[tuple[int, int]] = []
+    for kind, pattern in _TYPED:
+        for match in pattern.finditer(sentence):
+            start, end = match.span()
+            if any(start < b and a < end for a, b in claimed):
+                continue
+            claimed.append((start, end))
+            spans.extend(_typed_spans(kind, match, sentence))
+    if NAME in wanted:
+        spans.extend(_name_spans(sentence, claimed))
+    if PHRASE in wanted:
+        spans.extend(_cue_spans(sentence, _CAUSE_CUE, "cause"))
+        spans.extend(_cue_spans(sentence, _AGENT_CUE, "agent"))
+    return [s for s in spans if s.types & wanted]
+
+
+def _typed_spans(kind: str, match: re.Match[str], sentence: str) -> list[Span]:
+    """The span of a pattern match, with its unit, and the year inside a date as a span of its own."""
+    start, end = match.span()
+    if kind == NUMBER:
+        end, unit = _number_unit(match)
+        text = sentence[start:end]
+        types = {NUMBER}
+        if _YEAR.fullmatch(text):
+            types.add(YEAR)
+        if unit is None and text.isdigit() and len(text) >= 3:
+            types.add(ID)
+        return [Span(start, end, frozenset(types), unit)]
+    if kind == DURATION:
+        return [Span(start, end, frozenset({DURATION}), match.group().split()[-1].split("-")[-1].lower())]
+    spans = [Span(start, end, frozenset({kind}))]
+    if kind == DATE and (year := _YEAR.search(match.group())):
+        spans.append(Span(start + year.start(), start + year.end(), frozenset({YEAR})))
+    return spans
+
+
+def _number_unit(match: re.Match[str]) -> tuple[int, str | None]:
+    """A number keeps the word after it when that word is a unit ("750 GB", "3 devices", "1.75 times")."""
+    unit = match.group("unit")
+    if unit and (unit.lower() in _UNIT_WORDS or (unit.islower() and len(unit) > 3 and unit.endswith("s"))):
+        return match.end(), unit.lower()
+    return match.start() + len(match.group().split()[0]), None
+
+
+def _name_spans(sentence: str, claimed: list[tuple[int, int]]) -> list[Span]:
+    """Runs of capitalized words ("Line Crew East", "VendorPoint"), minus sentence-initial capitals."""
+    tokens = list(_TOKEN.finditer(sentence))
+    words = [t.group() for t in tokens]
+    spans: list[Span] = []
+    i = 0
+    while i < len(tokens):
+        j = i
+        while j < len(tokens) and (
+            _name_word(words[j])
+            or (j > i and words[j] in _NAME_CONNECTORS and j + 1 < len(tokens) and _name_word(words[j + 1]))
+        ):
+            j += 1
+        if j == i:
+            i += 1
+            continue
+        run = tokens[i:j]
+        if i == 0 and (run[0].group() in _SENTENCE_STARTERS or (len(run) == 1 and not _camel(run[0].group()))):
+            run = run[1:]  # capitalized only because it starts the sentence
+        if len(run) == 1 and run[0].group() in _NOT_NAMES:
+            run = []
+        if run:
+            start, end = run[0].start(), run[-1].end()
+            if not any(start < b and a < end for a, b in claimed):
+                spans.append(Span(start, end, frozenset({NAME})))
+        i = j
+    return spans
+
+
+def _name_word(word: str) -> bool:
+    """Capitalized, no digits; an all-caps word longer than an acronym ("OVERRIDE") is shouting, not a name."""
+    if not word[0].isupper() or any(c.isdigit() for c in word) or not any(c.isalpha() for c in word):
+        return False
+    return not (word.isupper() and len(word) > 5)
+
+
+def _camel(word: str) -> bool:
+    """An internal capital ("VendorPoint", "DeviceDock", "VPN") marks a name even at a sentence start."""
+    return any(c.isupper() for c in word[1:])
+
+
+def _cue_spans(sentence: str, cue: re.Pattern[str], kind: str) -> list[Span]:
+    """The minimal noun phrase after each cue: up to a punctuation mark, a function word, a participle."""
+    spans: list[Span] = []
+    for match in cue.finditer(sentence):
+        words = list(re.finditer(r"[\w'’$%.,:-]*\w|[^\w\s]", sentence[match.end() :]))
+        kept: list[re.Match[str]] = []
+        for k, word in enumerate(words):
+            text = word.group()
+            lowered = text.lower()
+            if not text[0].isalnum() and text[0] != "$":
+                break
+            if kept and (lowered in _BOUNDARY or (k >= 2 and lowered.endswith("ed"))):
+                break
+            if len(kept) == _MAX_PHRASE_WORDS:
+                break
+            kept.append(word)
+        while kept and kept[0].group().lower() in _ARTICLES:
+            kept = kept[1:]
+        if kept:
+            start, end = match.end() + kept[0].start(), match.end() + kept[-1].end()
+            spans.append(Span(start, end, frozenset({PHRASE}), cue=kind))
+    return spans
+
+
+# --- the reader ------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Candidate:
+    """A scored answer span: its text, where it came from and why it scored as it did."""
+
+    text: str
+    score: float
+    hit: Hit
+    n: int  # source number (context) or position (plain hit list), 1-based
+    sentence: str
+    start: int  # character offsets of the span in ``hit.text``
+    end: int
+    types: tuple[str, ...]
+    features: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class _Chunk:
+    """A hit prepared for reading: its number, terms (title and body), literal keys, normalized text."""
+
+    n: int
+    position: int
+    hit: Hit
+    title_terms: set[str]
+    terms: set[str]
+    keys: set[str]
+    normalized: str
+
+
+@dataclass(slots=True)
+class _Sentence:
+    """A sentence prepared for scoring: word offsets and stems, where question terms occur, its overlap."""
+
+    text: str
+    offset: int
+    starts: list[int]
+    stems: list[str | None]
+    matched: list[int]
+    overlap: float
+
+
+class ExtractiveReader:
+    """Question + contexts -> the best minimal span with its source, or an abstention."""
+
+    name = "extractive"
+
+    def __init__(
+        self,
+        threshold: float = DEFAULT_THRESHOLD,
+        top_k: int = DEFAULT_TOP_K,
+        analyzer: str | Analyzer = "english",
+        skip_instructions: bool = True,
+    ) -> None:
+        self.threshold = threshold
+        self.top_k = top_k
+        self.skip_instructions = skip_instructions
+        self._stems = _Stems(get_analyzer(analyzer))
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "threshold": self.threshold,
+            "top_k": self.top_k,
+            "analyzer": self._stems.analyzer.name,
+            "skip_instructions": self.skip_instructions,
+        }
+
+    def read(self, question: str, contexts: Context | Sequence[Hit]) -> Answer:
+        """The answer to ``question`` from the top ``top_k`` contexts (abstains below ``threshold``)."""
+        info = analyze_question(question, self._stems)
+        chunks = self._chunks(contexts)
+        allowed = [c for c in chunks if _passes_gate(info, c)]
+        ranked = self._score(info, allowed)
+        best = ranked[0] if ranked else None
+        details: dict[str, Any] = {"threshold": self.threshold, "expected_types": sorted(info.types)}
+        if best is None or best.score < self.threshold:
+            if chunks and not allowed:
+                details["reason"] = "question literals or names not in any context"
+            elif best is not None:
+                details.update(reason="best score below threshold", score=best.score, candidate=best.text)
+            else:
+                details["reason"] = "no candidate of the expected type"
+            return Answer("", True, [], self.name, details)
+        # The span is a substring of the chunk, so the chunk supports it by construction.
+        citation = Citation(best.n, document_id(best.hit), best.hit.doc_id, best.hit.title, best.hit.text, True)
+        details.update(
+            score=best.score,
+            sentence=best.sentence,
+            start=best.start,
+            end=best.end,
+            answer_types=list(best.types),
+            features=best.features,
+        )
+        return Answer(best.text, False, [citation], self.name, details)
+
+    def best(self, question: str, contexts: Context | Sequence[Hit]) -> Candidate | None:
+        """The highest-scoring candidate, whatever the threshold (the input of calibration)."""
+        ranked = self.candidates(question, contexts)
+        return ranked[0] if ranked else None
+
+    def candidates(self, question: str, contexts: Context | Sequence[Hit]) -> list[Candidate]:
+        """Every candidate that passes the gate, best first."""
+        info = analyze_question(question, self._stems)
+        return self._score(info, [c for c in self._chunks(contexts) if _passes_gate(info, c)])
+
+    # -- steps ----------------------------------------------------------------------------------------
+    def _chunks(self, contexts: Context | Sequence[Hit]) -> list[_Chunk]:
+        """The top ``top_k`` hits by rank, each with its source number."""
+        if isinstance(contexts, Context):
+            numbered = [(s.n, s.hit) for s in contexts.sources]
+        else:
+            numbered = list(enumerate(contexts, start=1))
+        numbered.sort(key=lambda pair: (pair[1].rank, pair[0]))
+        chunks = []
+        for position, (n, hit) in enumerate(numbered[: self.top_k], start=1):
+            label = f"{hit.title}\n{hit.metadata.get('section', '')}"
+            whole = f"{label}\n{hit.text}"
+            keys = {_key(t) for t in _LITERAL.findall(whole)}
+            title_terms = self._stems.terms(label)
+            normalized = f" {_norm_phrase(whole)} "
+            chunks.append(_Chunk(n, position, hit, title_terms, self._stems.terms(hit.text), keys, normalized))
+        return chunks
+
+    def _score(self, info: QuestionInfo, chunks: list[_Chunk]) -> list[Candidate]:
+        found: list[tuple[tuple[float, int, int, int], Candidate]] = []
+        for chunk in chunks:
+            for s_index, (start, end) in enumerate(sentences(chunk.hit.text)):
+                text = chunk.hit.text[start:end]
+                if self.skip_instructions and _INSTRUCTION.search(text):
+                    continue  # an instruction planted for AI readers states no fact
+                sentence = self._sentence(info, chunk, text, start)
+                for candidate in self._score_sentence(info, chunk, sentence):
+                    found.append(((-candidate.score, chunk.position, s_index, candidate.start), candidate))
+        found.sort(key=lambda pair: pair[0])
+        return [c for _, c in found]
+
+    def _sentence(self, info: QuestionInfo, chunk: _Chunk, text: str, offset: int) -> _Sentence:
+        """Term overlap: 1 per question term in the sentence, less in the title, less again elsewhere."""
+        words = list(_WORD.finditer(text))
+        stems = [self._stems(w.group()) for w in words]
+        in_sentence = {s for s in stems if s in info.terms}
+        in_title = (info.terms & chunk.title_terms) - in_sentence
+        in_chunk = (info.terms & chunk.terms) - in_sentence - in_title
+        weight = len(in_sentence) + TITLE_TERM_WEIGHT * len(in_title) + CHUNK_TERM_WEIGHT * len(in_chunk)
+        overlap = weight / len(info.terms) if info.terms else 0.0
+        matched = [i for i, s in enumerate(stems) if s in info.terms]
+        return _Sentence(text, offset, [w.start() for w in words], stems, matched, overlap)
+
+    def _score_sentence(self, info: QuestionInfo, chunk: _Chunk, sentence: _Sentence) -> list[Candidate]:
+        rank_prior = 1.0 / (1.0 + 0.25 * (chunk.position - 1))
+        version = SUPERSEDED_FACTOR if chunk.hit.metadata.get("superseded_by") else 1.0
+        out = []
+        for span in candidate_spans(sentence.text, info.types):
+            text = sentence.text[span.start : span.end]
+            tokens = normalize_answer(text).split()
+            if not tokens or set(tokens) <= info.words:
+                continue  # the question's own words are not its answer
+            first = bisect.bisect_left(sentence.starts, span.start)  # first word inside ("$25": "25")
+            last = bisect.bisect_left(sentence.starts, span.end) - 1
+            features = self._features(info, sentence, span, first, last)
+            features.update(rank_prior=rank_prior, version=version)
+            mixed = (
+                W_OVERLAP * features["overlap"]
+                + W_PROXIMITY * features["proximity"]
+                + W_ADJACENT * features["adjacent"]
+                + W_RANK * rank_prior
+            )
+            score = features["fit"] * mixed * version
+            out.append(
+                Candidate(
+                    text,
+                    round(score, 6),
+                    chunk.hit,
+                    chunk.n,
+                    sentence.text,
+                    sentence.offset + span.start,
+                    sentence.offset + span.end,
+                    tuple(sorted(span.types)),
+                    features,
+                )
+            )
+        return out
+
+    def _features(self, info: QuestionInfo, sentence: _Sentence, span: Span, first: int, last: int) -> dict[str, float]:
+        """Type fit (with unit, noun-class and referent checks), overlap, proximity and adjacency of a span."""
+        fit = max(info.types.get(t, 0.0) for t in span.types)
+        if info.unit and span.unit:
+            fit *= 1.0 if self._stems(span.unit) == info.unit else 0.7
+        overlap, matched = sentence.overlap, sentence.matched
+        if span.cue == "cause" and PHRASE in info.types and info.types[PHRASE] == 1.0:
+            # "root cause was" answers "what caused" / "which failure was behind": the cue is a matched term.
+            overlap = min(1.0, overlap + 1.0 / max(len(info.terms), 1))
+            matched = [*matched, first - 1]
+        stems = sentence.stems
+        before = [stems[first - 1]] if first > 0 and stems[first - 1] is not None else []
+        after = [stems[last + 1]] if last + 1 < len(stems) and stems[last + 1] is not None else []
+        inside = [stems[last]] if PHRASE in span.types and 0 <= last < len(stems) and stems[last] is not None else []
+        adjacent = 0.0
+        for noun in before + after:
+            kind = self._stems.classes.get(noun)
+            if noun == info.head:
+                adjacent = 1.0
+            elif kind is not None and kind in info.classes:
+                adjacent = max(adjacent, 0.8)
+            elif kind is not None and info.classes:
+                fit *= CLASS_MISMATCH
+        if adjacent == 0.0 and info.head in self._stems.classes and span.types & {NAME, ID}:
+            fit *= NO_CLASS
+        for noun in after + inside:
+            if noun in self._stems.classes and noun in info.terms and noun != info.head and span.types & {NAME, PHRASE}:
+                fit *= REFERENT  # the span names what the question describes ("the team that ..."): its subject
+        return {"fit": fit, "overlap": overlap, "proximity": _proximity(matched, first, last), "adjacent": adjacent}
+
+
+def _passes_gate(info: QuestionInfo, chunk: _Chunk) -> bool:
+    """Every literal and name of the question occurs in the chunk (title and section included)."""
+    return all(k in chunk.keys for k in info.literals) and all(f" {n} " in chunk.normalized for n in info.names)
+
+
+def _proximity(matched: list[int], first: int, last: int) -> float:
+    """1 / (1 + d/4), d the word distance from the span to the nearest question term outside it."""
+    distances = [first - i for i in matched if i < first] + [i - last for i in matched if i > last]
+    return 1.0 / (1.0 + min(distances) / 8.0) if distances else 0.0
+
+
+# --- calibration -------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class CalibrationExample:
+    """A training question: its contexts, gold answers (empty: unanswerable) and gold documents."""
+
+    question: str
+    contexts: Context | Sequence[Hit]
+    answers: Sequence[str] = ()
+    gold_doc_ids: Sequence[str] = ()
+
+
+@dataclass(slots=True)
+class Calibration:
+    """The chosen threshold, its outcome counts, and the whole sweep (threshold, correct, wrong, abstained)."""
+
+    threshold: float
+    objective: str
+    value: float
+    correct: int
+    wrong: int
+    abstained: int
+    curve: list[tuple[float, int, int, int]] = field(default_factory=list)
+
+
+def calibrate_threshold(
+    examples: Iterable[CalibrationExample],
+    reader: ExtractiveReader | None = None,
+    objective: Literal["net", "f1"] = "net",
+) -> Calibration:
+    """The abstention threshold that maximizes ``objective`` on TRAINING examples.
+
+    ``net``: correct - wrong, where correct needs the right string from a gold document and, on an
+    unanswerable question, abstaining is correct (Lecture 3, §4: a wrong answer costs as much as a
+    right one earns). ``f1``: mean SQuAD v2.0 F1 (no answer scores 1 on unanswerable questions),
+    the objective of the official script's ``find_best_thresh``. Thresholds are the midpoints
+    between consecutive best-candidate scores; ties go to fewer wrong answers. Never calibrate on
+    the test questions.
+    """
+    reader = reader or ExtractiveReader()
+    outcomes = [_best_outcome(reader, example) for example in examples]
+    scores = sorted({s for s, _, _ in outcomes if s is not None})
+    cuts = [0.0] + [(a + b) / 2 for a, b in zip(scores, scores[1:])] + ([scores[-1] + 0.01] if scores else [])
+    best: Calibration | None = None
+    curve = []
+    for cut in cuts:
+        correct = wrong = abstained = 0
+        total_f1 = 0.0
+        for score, answerable, (is_right, pred_f1) in outcomes:
+            answered = score is not None and score >= cut
+            if answerable and answered:
+                correct, wrong = correct + is_right, wrong + (not is_right)
+                total_f1 += pred_f1
+            elif answerable:
+                abstained += 1
+            elif answered:
+                wrong += 1
+            else:
+                correct += 1
+                total_f1 += 1.0
+        value = correct - wrong if objective == "net" else total_f1 / max(len(outcomes), 1)
+        curve.append((round(cut, 6), correct, wrong, abstained))
+        if best is None or (value, -wrong) > (best.value, -best.wrong):
+            best = Calibration(round(cut, 6), objective, value, correct, wrong, abstained)
+    assert best is not None
+    best.curve = curve
+    return best
+
+
+def _best_outcome(
+    reader: ExtractiveReader, example: CalibrationExample
+) -> tuple[float | None, bool, tuple[bool, float]]:
+    """(best score or None, answerable, (right string from a gold doc, F1)) of one example."""
+    answerable = any(normalize_answer(a) for a in example.answers)
+    candidate = reader.best(example.question, example.contexts)
+    if candidate is None:
+        return None, answerable, (False, 0.0)
+    if not answerable:
+        return candidate.score, False, (False, 0.0)
+    right = exact_match(candidate.text, list(example.answers)) == 1.0
+    if example.gold_doc_ids:
+        right = right and document_id(candidate.hit) in set(example.gold_doc_ids)
+    return candidate.score, True, (right, f1(candidate.text, list(example.answers)))
