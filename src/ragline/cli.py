@@ -276,6 +276,65 @@ def _settings(args: argparse.Namespace, embed: bool) -> IndexSettings:
     )
 
 
+def cmd_ask(args: argparse.Namespace) -> int:
+    from ragline.answer.pipeline import RAGPipeline, build_reader
+
+    index_path = args.index or os.environ.get("RAGLINE_INDEX")
+    if index_path:
+        index = Index.open(index_path)
+    else:
+        from ragline.corpora.builtin import orrin_index
+
+        index, _ = orrin_index()
+    flt = args.filter
+    if args.groups:
+        acl = "acl in [" + ", ".join(g.strip() for g in args.groups.split(",")) + "]"
+        flt = f"({flt}) and {acl}" if flt else acl
+    retriever = args.retriever or ("hybrid" if index.settings.embedder else "bm25")
+    pipeline = RAGPipeline(index, build_reader(args.reader), retriever=retriever, k=args.k, order=args.order)
+    context = pipeline.context(args.question, flt)
+    console = Console(soft_wrap=True)
+    answer = None
+    for piece in pipeline.reader.stream(args.question, context):
+        if isinstance(piece, str):
+            if args.output != "json":
+                console.out(piece, end="", highlight=False)
+        else:
+            answer = piece
+    assert answer is not None
+    citations = [
+        {
+            "n": c.n,
+            "doc_id": c.doc_id,
+            "chunk_id": c.chunk_id,
+            "title": c.title,
+            "text": c.text,
+            "supported": c.supported,
+        }
+        for c in answer.citations
+    ]
+    if args.output == "json":
+        _emit_json({"question": args.question, "answer": answer.text, "abstained": answer.abstained,
+                    "citations": citations,
+                    "provenance": {"ragline_version": __version__, "index": str(index.path), "filter": flt,
+                                   "generation": index.generation, **pipeline.config()}})  # fmt: skip
+        return 0
+    console.out("")
+    if answer.abstained:
+        console.print("[yellow]The sources do not answer this question.[/]")
+    shown = {c.n for c in answer.citations}
+    console.rule("sources")
+    for source in context.sources:
+        hit = source.hit
+        section = " > ".join(hit.metadata.get("section") or [])
+        mark = "[green]cited[/] " if source.n in shown else ""
+        console.print(
+            f"[{source.n}] {mark}[bold]{hit.title}[/]" + (f" — {section}" if section else "") + f" ({hit.doc_id})"
+        )
+        console.print(f"    [dim]{_snippet(hit.text, 160)}[/]", highlight=False)
+    return 0
+
+
 def cmd_experiment(args: argparse.Namespace) -> int:
     from ragline.corpora.orrin import DEFAULT_SEED, build_orrin
     from ragline.eval import chunking
@@ -403,6 +462,34 @@ def build_parser() -> argparse.ArgumentParser:
     bm25_flags(p)
     common(p, index=False)
     p.set_defaults(func=cmd_eval)
+    p = sub.add_parser(
+        "ask",
+        help="answer a question from the index, with numbered, checkable citations",
+        description="Retrieve, assemble numbered sources, and answer only from them. Without --index (or "
+        "$RAGLINE_INDEX) the built-in Orrin Grid index is used (built on first use, then cached).",
+    )
+    p.add_argument("question")
+    p.add_argument(
+        "--reader",
+        default="llm",
+        metavar="SPEC",
+        help="llm[:model=local:qwen2.5-coder-0.5b,max_tokens=128] (default) or extractive[:threshold=0.47]",
+    )
+    p.add_argument(
+        "--retriever", metavar="SPEC", help="bm25, dense or hybrid (default: hybrid when the index has embeddings)"
+    )
+    p.add_argument("-k", type=int, default=5, help="sources retrieved (5)")
+    p.add_argument(
+        "--order",
+        choices=("rank", "ends", "reverse"),
+        default="rank",
+        help="source order in the prompt: rank, or ends = best at both ends (lost in the middle)",
+    )
+    p.add_argument("--filter", help="metadata filter applied inside retrieval")
+    p.add_argument("--groups", help="ask as a user in these ACL groups, e.g. all,hr (adds acl in [...])")
+    common(p)
+    p.set_defaults(func=cmd_ask)
+
     p = sub.add_parser(
         "experiment",
         help="rerun a lecture experiment (chunking) on the built-in Orrin Grid corpus",
