@@ -24,7 +24,7 @@ def docs(tmp_path: Path) -> Path:
     root = tmp_path / "docs"
     root.mkdir()
     (root / "travel.md").write_text("---\nacl: [all]\n---\n# Travel policy\n\nEconomy class for flights under 6 hours.")
-    (root / "salary.md").write_text("---\nacl: [hr]\n---\n# Salary bands\n\nBand 4 pays between 80k and 95k.")
+    (root / "salary.md").write_text("---\nacl: [hr]\n---\n# Salary bands\n\nBand 4 pays a salary of $84,000 a year.")
     (root / "vpn.txt").write_text("The remote access gateway needs a hardware token.")
     (root / "broken.txt").write_bytes(b"\xff\xfe\x00\x00binary")
     return root
@@ -126,3 +126,21 @@ def test_eval_json_contract_on_scifact(bench: Path, tmp_path: Path) -> None:
     assert provenance["ragline_version"] and len(provenance["dataset_hash"]) == 64
     assert provenance["config"]["bm25"] == {"variant": "lucene", "k1": 0.9, "b": 0.4, "delta": 0.5, "epsilon": 0.25}
     assert len({line.split()[0] for line in run_file.read_text().splitlines()}) == 300
+
+
+def test_ask_json_contract_with_the_extractive_reader(capsys, docs: Path, tmp_path: Path) -> None:
+    index = str(tmp_path / "idx")
+    run_json(capsys, "index", str(docs), "--index", index, "--embedder", "none")
+    result = run_json(
+        capsys, "ask", "How much does band 4 pay a year?", "--index", index, "--reader", "extractive", "--groups", "hr"
+    )
+    assert set(result) >= {"answer", "abstained", "citations", "provenance"}
+    assert not result["abstained"] and "$84,000" in result["answer"]
+    assert result["citations"][0]["doc_id"] == "salary" and {"n", "chunk_id", "title", "text"} <= set(
+        result["citations"][0]
+    )
+    # the same question asked by a user outside the group: the salary page is never retrieved
+    outside = run_json(
+        capsys, "ask", "How much does band 4 pay a year?", "--index", index, "--reader", "extractive", "--groups", "all"
+    )
+    assert outside["abstained"] and outside["citations"] == []
