@@ -200,20 +200,23 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from ragline.eval.datasets import load_dataset
     from ragline.eval.retrieval import evaluate_retriever
     from ragline.eval.stats import compare
+    from ragline.ingest.pipeline import IngestConfig, build_index
     from ragline.retrieve.registry import build_retriever, needs_embeddings
 
     specs = args.retriever or ["bm25"]
     with stderr.status(f"loading {args.dataset}"):
         dataset = load_dataset(args.dataset, args.split)
     settings = _settings(args, embed=needs_embeddings(specs))
-    index = Index.create(None, settings)
-    index.add(dataset.corpus)
-    with stderr.status(f"indexing {len(dataset.corpus)} documents"):
-        index.commit()
+    ingest = IngestConfig(args.chunker, args.context)
+    with stderr.status(f"indexing {len(dataset.corpus)} documents ({args.chunker}, {args.context})"):
+        index = build_index(dataset.corpus, ingest, settings)
     _report_embeddings(index)
+    doc_of = None
+    if args.chunker != "none":
+        doc_of = {d.id: str(d.metadata.get("doc_id", d.id)) for d in index.documents()}
     metrics = tuple(m.strip() for m in args.metrics.split(",") if m.strip())
     retrievers = [build_retriever(spec, index, _bm25_params(args, settings.bm25)) for spec in specs]
-    results = [evaluate_retriever(dataset, r, metrics, args.depth) for r in retrievers]
+    results = [evaluate_retriever(dataset, r, metrics, args.depth, doc_of) for r in retrievers]
     if args.save_run:
         from ragline.eval.trec import write_run
 
@@ -224,6 +227,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         "dataset_hash": dataset.hash,
         "split": args.split,
         "depth": args.depth,
+        "ingest": ingest.to_dict(),
         "config": results[0].retriever if len(specs) == 1 else [r.retriever for r in results],
     }
     head = {"dataset": dataset.name, "split": args.split, "queries": len(dataset.judged_queries)}
@@ -458,6 +462,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--metrics", default=",".join(_default_metrics()), help="comma-separated metric names")
     p.add_argument("--depth", type=int, default=1000, help="documents retrieved per query (1000)")
     p.add_argument("--save-run", metavar="FILE", help="write the run in TREC format")
+    p.add_argument(
+        "--chunker",
+        default="none",
+        metavar="SPEC",
+        help="index chunks, a document scoring as its best chunk: fixed:size=128, structure:max_words=200, ...",
+    )
+    p.add_argument("--context", default="none", choices=("none", "breadcrumb", "late"), help="chunk context (none)")
     analysis_flags(p)
     bm25_flags(p)
     common(p, index=False)

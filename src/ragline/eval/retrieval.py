@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,18 +26,34 @@ class RetrievalResult:
         return {qid: values[metric] for qid, values in self.per_query.items()}
 
 
-def run_queries(retriever: Retriever, queries: dict[str, str], depth: int = 1000) -> Run:
-    """The top ``depth`` documents of every query, as a run (query id -> doc id -> score)."""
-    return {
-        qid: dict(retriever.rank(text, depth))
-        for qid, text in track(queries.items(), f"{retriever.name}: searching", total=len(queries))
-    }
+def run_queries(
+    retriever: Retriever, queries: dict[str, str], depth: int = 1000, doc_of: Mapping[str, str] | None = None
+) -> Run:
+    """The top ``depth`` documents of every query, as a run (query id -> doc id -> score).
+
+    With ``doc_of`` (chunk id -> document id) the index holds chunks: each document scores as its best
+    chunk (MaxP, Dai & Callan 2019), and ``3 * depth`` chunks are retrieved to fill ``depth`` documents.
+    """
+    run: Run = {}
+    for qid, text in track(queries.items(), f"{retriever.name}: searching", total=len(queries)):
+        if doc_of is None:
+            run[qid] = dict(retriever.rank(text, depth))
+            continue
+        ranking: dict[str, float] = {}
+        for chunk_id, score in retriever.rank(text, 3 * depth):
+            ranking.setdefault(doc_of.get(chunk_id, chunk_id), score)  # best first: the first is the best
+        run[qid] = dict(list(ranking.items())[:depth])
+    return run
 
 
 def evaluate_retriever(
-    dataset: Dataset, retriever: Retriever, metrics: tuple[str, ...] = DEFAULT_METRICS, depth: int = 1000
+    dataset: Dataset,
+    retriever: Retriever,
+    metrics: tuple[str, ...] = DEFAULT_METRICS,
+    depth: int = 1000,
+    doc_of: Mapping[str, str] | None = None,
 ) -> RetrievalResult:
     """Score ``retriever`` on the judged queries of ``dataset``'s split (see ``eval.metrics``)."""
-    run = run_queries(retriever, dataset.judged_queries, depth)
+    run = run_queries(retriever, dataset.judged_queries, depth, doc_of)
     per_query = evaluate(dataset.qrels, run, metrics)
     return RetrievalResult(retriever.config(), mean_scores(per_query, list(metrics)), per_query, run)
