@@ -1,0 +1,121 @@
+"""The one interface every LLM backend implements: chat, stream, count tokens, and an identity.
+
+Messages are OpenAI-style dicts, ``{"role": "system" | "user" | "assistant", "content": "..."}``. The
+defaults make generation deterministic: ``temperature=0`` is greedy decoding (the seed then plays no part),
+and a fixed ``seed`` makes sampling at ``temperature > 0`` repeatable on the same backend and weights.
+
+:attr:`LLM.id` names the model exactly (name and weights hash where known), so that a response cache keyed
+by (id, messages, parameters) is never stale (see ``cache.py``).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+Message = dict[str, str]
+
+ROLES = frozenset({"system", "user", "assistant", "tool"})
+DEFAULT_MAX_TOKENS = 256
+
+
+@dataclass(frozen=True, slots=True)
+class GenerationParams:
+    """The knobs of one generation; with the model id and the messages they determine the answer."""
+
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    temperature: float = 0.0
+    seed: int = 0
+    stop: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, max_tokens: int, temperature: float, seed: int, stop: str | Sequence[str] | None) -> GenerationParams:
+        """Validated parameters; ``stop`` may be one string, a list, or None."""
+        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+            raise ValueError(f"max_tokens must be a positive integer, got {max_tokens!r}")
+        if not 0.0 <= float(temperature) <= 2.0:
+            raise ValueError(f"temperature must be in [0, 2], got {temperature!r}")
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+        stops = (stop,) if isinstance(stop, str) else tuple(stop or ())
+        if not all(isinstance(item, str) and item for item in stops):
+            raise ValueError(f"stop must be non-empty strings, got {stop!r}")
+        return cls(max_tokens, float(temperature), seed, stops)
+
+    def to_body(self) -> dict[str, Any]:
+        """The OpenAI request fields of these parameters."""
+        body: dict[str, Any] = {"max_tokens": self.max_tokens, "temperature": self.temperature, "seed": self.seed}
+        if self.stop:
+            body["stop"] = list(self.stop)
+        return body
+
+
+def check_messages(messages: Sequence[Message]) -> list[Message]:
+    """``messages`` as a list of ``{"role", "content"}`` dicts with string values; ValueError/TypeError if not."""
+    if isinstance(messages, (str, dict)):
+        raise TypeError('pass a list of messages like [{"role": "user", "content": "..."}], not one string or dict')
+    checked = list(messages)
+    if not checked:
+        raise ValueError("messages is empty: give at least one user message")
+    for index, message in enumerate(checked):
+        if not isinstance(message, dict):
+            raise TypeError(f"messages[{index}] is a {type(message).__name__}, not a dict")
+        role, content = message.get("role"), message.get("content")
+        if role not in ROLES:
+            raise ValueError(f"messages[{index}] has role {role!r}; expected one of {sorted(ROLES)}")
+        if not isinstance(content, str):
+            raise ValueError(f"messages[{index}] has no string content")
+    return checked
+
+
+class LLM(ABC):
+    """A chat model. Subclasses implement :meth:`chat`, :meth:`stream`, :meth:`count_tokens` and :attr:`id`.
+
+    Backends hold resources (a server, a connection pool): call :meth:`close` or use ``with``.
+    """
+
+    @property
+    @abstractmethod
+    def id(self) -> str:
+        """A stable name of what this model computes, e.g. ``smollm2-135m@sha256:b179…``."""
+
+    @abstractmethod
+    def chat(
+        self,
+        messages: Sequence[Message],
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        temperature: float = 0.0,
+        seed: int = 0,
+        stop: str | Sequence[str] | None = None,
+    ) -> str:
+        """The assistant's reply to ``messages``: at most ``max_tokens`` tokens, cut before any ``stop`` string."""
+
+    @abstractmethod
+    def stream(
+        self,
+        messages: Sequence[Message],
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        temperature: float = 0.0,
+        seed: int = 0,
+        stop: str | Sequence[str] | None = None,
+    ) -> Iterator[str]:
+        """The same reply as :meth:`chat`, in pieces as they are generated (joined, they equal the reply)."""
+
+    @abstractmethod
+    def count_tokens(self, text: str) -> int:
+        """Number of tokens of ``text`` in this model's vocabulary (no special tokens added)."""
+
+    def close(self) -> None:
+        """Release what the backend holds. Safe to call twice. (Not abstract: many backends hold nothing.)"""
+        return None
+
+    def __enter__(self) -> LLM:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.id!r})"

@@ -1,0 +1,191 @@
+"""A response cache on disk, so that an LLM experiment interrupted at question 300 resumes at 301.
+
+Entries are keyed by the sha256 of (:attr:`LLM.id`, messages, generation parameters) in canonical JSON:
+the id pins the weights, so an entry is never stale and the cache needs no invalidation. At temperature 0
+(the default) the answer is a function of the key. Above 0 the cache returns the first answer sampled
+with that seed, which is what a rerun with the same seed should see anyway.
+
+Storage is SQLite in WAL mode, like the embedding cache (``../cache.py``): readers don't block the writer,
+concurrent processes queue on a busy timeout, each answer is one transaction. The default file is
+``$RAGLINE_CACHE/llm_responses.sqlite``, else ``~/.cache/ragline/llm_responses.sqlite``. The request is
+stored beside the answer, so that the file can be read to see what was asked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from ragline.models.llm.base import DEFAULT_MAX_TOKENS, LLM, GenerationParams, Message, check_messages
+
+FILENAME = "llm_responses.sqlite"
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key      TEXT PRIMARY KEY,  -- sha256 of the canonical request
+    model    TEXT NOT NULL,     -- LLM.id
+    request  TEXT NOT NULL,     -- the canonical request, JSON
+    response TEXT NOT NULL,
+    created  REAL NOT NULL      -- unix time
+)
+"""
+
+
+def default_llm_cache_path() -> Path:
+    """``$RAGLINE_CACHE/llm_responses.sqlite``, else ``~/.cache/ragline/llm_responses.sqlite``."""
+    root = os.environ.get("RAGLINE_CACHE") or Path.home() / ".cache" / "ragline"
+    return Path(root).expanduser() / FILENAME
+
+
+def request_key(model_id: str, messages: Sequence[Message], params: GenerationParams) -> tuple[str, str]:
+    """(key, canonical request JSON) of one generation."""
+    request = {
+        "model": model_id,
+        "messages": [dict(message) for message in messages],
+        "max_tokens": params.max_tokens,
+        "temperature": params.temperature,
+        "seed": params.seed,
+        "stop": list(params.stop),
+    }
+    # sort_keys and fixed separators: the same request is the same bytes in every process and version.
+    canonical = json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest(), canonical
+
+
+class LLMResponseCache:
+    """Answers on disk by request key. Safe to share between threads and processes.
+
+    ``path`` is a directory (the cache is ``llm_responses.sqlite`` in it) or a file ending ``.sqlite`` /
+    ``.db``; None means :func:`default_llm_cache_path`. The file is created on first use.
+    """
+
+    def __init__(self, path: str | Path | None = None, timeout_s: float = 60.0) -> None:
+        path = Path(path).expanduser() if path is not None else default_llm_cache_path()
+        self.path = path if path.suffix in (".sqlite", ".db") else path / FILENAME
+        self.timeout_s = timeout_s
+        self._lock = threading.Lock()
+        self._connection: sqlite3.Connection | None = None
+        self._pid = 0
+
+    def _connect(self) -> sqlite3.Connection:
+        # A connection must not cross a fork: a child process opens its own.
+        if self._connection is None or self._pid != os.getpid():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            connection = sqlite3.connect(
+                self.path, timeout=self.timeout_s, isolation_level=None, check_same_thread=False
+            )
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA synchronous=NORMAL")  # a lost entry after a power cut is recomputed
+            connection.execute(_SCHEMA)
+            self._connection, self._pid = connection, os.getpid()
+        return self._connection
+
+    def get(self, key: str) -> str | None:
+        with self._lock:
+            row = self._connect().execute("SELECT response FROM responses WHERE key = ?", [key]).fetchone()
+        return row[0] if row else None
+
+    def put(self, key: str, model_id: str, request: str, response: str) -> None:
+        with self._lock:
+            # OR REPLACE: a concurrent process may have stored the same request meanwhile; keep the newest.
+            row = [key, model_id, request, response, time.time()]
+            self._connect().execute("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?)", row)
+
+    def count(self, model_id: str | None = None) -> int:
+        with self._lock:
+            connection = self._connect()
+            if model_id is None:
+                return connection.execute("SELECT count(*) FROM responses").fetchone()[0]
+            return connection.execute("SELECT count(*) FROM responses WHERE model = ?", [model_id]).fetchone()[0]
+
+    def close(self) -> None:
+        with self._lock:
+            if self._connection is not None and self._pid == os.getpid():
+                self._connection.close()
+            self._connection = None
+
+    def __repr__(self) -> str:
+        return f"LLMResponseCache({str(self.path)!r})"
+
+
+class CachedLLM(LLM):
+    """An :class:`LLM` that answers repeated requests from an :class:`LLMResponseCache`.
+
+    Same interface as the model it wraps. ``hits`` and ``misses`` count the calls answered by the cache
+    and by the model. A cached answer is streamed as one piece; a stream is stored only once it finished
+    (an interrupted stream leaves nothing behind).
+    """
+
+    def __init__(self, llm: LLM, cache: LLMResponseCache | None = None) -> None:
+        self.llm = llm
+        self.cache = cache if cache is not None else LLMResponseCache()
+        self.hits = 0
+        self.misses = 0
+
+    @property
+    def id(self) -> str:
+        return self.llm.id
+
+    def _key(self, messages: Sequence[Message], params: GenerationParams) -> tuple[str, str]:
+        return request_key(self.llm.id, check_messages(messages), params)
+
+    def chat(
+        self,
+        messages: Sequence[Message],
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        temperature: float = 0.0,
+        seed: int = 0,
+        stop: str | Sequence[str] | None = None,
+    ) -> str:
+        params = GenerationParams.of(max_tokens, temperature, seed, stop)
+        key, request = self._key(messages, params)
+        cached = self.cache.get(key)
+        if cached is not None:
+            self.hits += 1
+            return cached
+        self.misses += 1
+        response = self.llm.chat(messages, params.max_tokens, params.temperature, params.seed, list(params.stop))
+        self.cache.put(key, self.llm.id, request, response)
+        return response
+
+    def stream(
+        self,
+        messages: Sequence[Message],
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        temperature: float = 0.0,
+        seed: int = 0,
+        stop: str | Sequence[str] | None = None,
+    ) -> Iterator[str]:
+        params = GenerationParams.of(max_tokens, temperature, seed, stop)
+        key, request = self._key(messages, params)
+        return self._stream(messages, params, key, request)
+
+    def _stream(self, messages: Sequence[Message], params: GenerationParams, key: str, request: str) -> Iterator[str]:
+        cached = self.cache.get(key)
+        if cached is not None:
+            self.hits += 1
+            if cached:
+                yield cached
+            return
+        self.misses += 1
+        pieces = []
+        for piece in self.llm.stream(messages, params.max_tokens, params.temperature, params.seed, list(params.stop)):
+            pieces.append(piece)
+            yield piece
+        self.cache.put(key, self.llm.id, request, "".join(pieces))
+
+    def count_tokens(self, text: str) -> int:
+        return self.llm.count_tokens(text)
+
+    def close(self) -> None:
+        """Close the cache and the wrapped model."""
+        self.cache.close()
+        self.llm.close()
+
+    def __repr__(self) -> str:
+        return f"CachedLLM({self.llm!r}, {self.cache!r})"

@@ -1,0 +1,316 @@
+"""An LLM behind an OpenAI-compatible HTTP API (``POST {base_url}/chat/completions``), with httpx.
+
+Works with llama.cpp's server (and so xllamacpp's), vLLM, Ollama's ``/v1``, OpenAI itself. Failure
+handling, so that an experiment neither crashes on a hiccup nor hangs on a dead server:
+
+* Every call has a deadline (``total_timeout_s``), and every read a timeout (``timeout_s``): a call
+  returns or raises within about ``total_timeout_s + timeout_s``, whatever the server does.
+* Connection errors, timeouts, HTTP 429 and 5xx are retried ``retries`` times with exponential backoff
+  (``backoff_s``, doubling, at most ``backoff_max_s``; a short ``Retry-After`` is honoured). Other 4xx
+  are the caller's mistake and fail at once. A stream is retried only until its first piece arrived:
+  after that a retry would repeat text.
+* Every failure is a :class:`~ragline.errors.ModelError` naming the URL, the status code and the start of
+  the body; nothing from httpx or json leaks out.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from ragline.errors import ModelError
+from ragline.models.llm.base import DEFAULT_MAX_TOKENS, LLM, GenerationParams, Message, check_messages
+
+RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
+SNIPPET_CHARS = 300
+# A chat reply is a few KB; cap what is read so that a misbehaving server cannot fill the memory.
+MAX_BODY_BYTES = 16 << 20
+
+
+class LLMHTTPError(ModelError):
+    """The server answered an HTTP error status; ``status_code`` and the start of the ``body`` are kept."""
+
+    def __init__(self, message: str, status_code: int, body: bytes = b"") -> None:
+        super().__init__(message)
+        self.status_code = status_code
+        self.body = snippet(body)
+
+
+class LLMConnectionError(ModelError):
+    """The server could not be reached, or did not answer in time."""
+
+
+def require_httpx() -> Any:
+    try:
+        import httpx
+    except ImportError:
+        raise ModelError("the HTTP LLM backend needs httpx: pip install 'ragline[llm]'") from None
+    return httpx
+
+
+def snippet(text: str | bytes, limit: int = SNIPPET_CHARS) -> str:
+    """The start of a response body, on one line, for an error message."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+class HttpLLM(LLM):
+    """A chat model served at ``base_url`` (which ends before ``/chat/completions``, e.g. ``…/v1``).
+
+    ``model`` is sent as the request's ``model`` field (None: omitted, which llama.cpp accepts).
+    ``api_key`` is sent as a bearer token. ``extra_body`` is merged into every request, for server
+    options such as llama.cpp's ``cache_prompt``. ``model_id`` overrides :attr:`id`.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str | None = None,
+        *,
+        api_key: str | None = None,
+        timeout_s: float = 120.0,
+        connect_timeout_s: float = 5.0,
+        total_timeout_s: float = 600.0,
+        retries: int = 2,
+        backoff_s: float = 0.5,
+        backoff_max_s: float = 8.0,
+        extra_body: dict[str, Any] | None = None,
+        model_id: str | None = None,
+    ) -> None:
+        httpx = require_httpx()
+        if not base_url.startswith(("http://", "https://")):
+            raise ModelError(f"LLM server URL {base_url!r} must start with http:// or https://")
+        if retries < 0 or timeout_s <= 0 or total_timeout_s <= 0:
+            raise ValueError("retries must be >= 0 and the timeouts > 0")
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.timeout_s = timeout_s
+        self.connect_timeout_s = min(connect_timeout_s, timeout_s)
+        self.total_timeout_s = total_timeout_s
+        self.retries = retries
+        self.backoff_s = backoff_s
+        self.backoff_max_s = backoff_max_s
+        self.extra_body = dict(extra_body or {})
+        self._model_id = model_id
+        self._tokenize_exact: bool | None = None  # unknown until count_tokens first asks the server
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        # trust_env=False: a loopback server must not be reached through a proxy from the environment.
+        local = self.base_url.split("//", 1)[1].startswith(("127.", "localhost", "[::1]"))
+        self._client = httpx.Client(headers=headers, trust_env=not local)
+
+    @property
+    def id(self) -> str:
+        if self._model_id:
+            return self._model_id
+        return f"openai:{self.base_url}?model={self.model}" if self.model else f"openai:{self.base_url}"
+
+    # -- the API --------------------------------------------------------------------------------------------
+
+    def chat(
+        self,
+        messages: Sequence[Message],
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        temperature: float = 0.0,
+        seed: int = 0,
+        stop: str | Sequence[str] | None = None,
+    ) -> str:
+        body = self._body(messages, GenerationParams.of(max_tokens, temperature, seed, stop), stream=False)
+        reply = self._post_json("/chat/completions", body)
+        try:
+            content = reply["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError):
+            url = f"{self.base_url}/chat/completions"
+            found = snippet(json.dumps(reply))
+            raise ModelError(f"{url} answered without choices[0].message.content: {found}") from None
+        return content or ""  # some servers send null content for an empty reply
+
+    def stream(
+        self,
+        messages: Sequence[Message],
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        temperature: float = 0.0,
+        seed: int = 0,
+        stop: str | Sequence[str] | None = None,
+    ) -> Iterator[str]:
+        # Validate now, not at the first next(): a bad argument should fail where the call is.
+        body = self._body(messages, GenerationParams.of(max_tokens, temperature, seed, stop), stream=True)
+        return self._stream(body)
+
+    def count_tokens(self, text: str) -> int:
+        """Exact where the server tokenizes (llama.cpp's ``/tokenize``), else about one token per 4 bytes."""
+        if self._tokenize_exact is not False:
+            root = self.base_url.removesuffix("/v1")
+            try:
+                reply = self._post_json("/tokenize", {"content": text, "add_special": False}, base=root)
+                tokens = reply["tokens"]
+                self._tokenize_exact = True
+                return len(tokens)
+            except LLMConnectionError:
+                raise  # the server is down: an estimate would hide it
+            except (ModelError, KeyError, TypeError):
+                if self._tokenize_exact:
+                    raise  # it worked before: this is a real failure, not a missing endpoint
+                self._tokenize_exact = False  # no such endpoint (404) or another shape: estimate from now on
+        return math.ceil(len(text.encode("utf-8")) / 4)
+
+    def close(self) -> None:
+        self._client.close()
+
+    # -- requests -------------------------------------------------------------------------------------------
+
+    def _body(self, messages: Sequence[Message], params: GenerationParams, stream: bool) -> dict[str, Any]:
+        body: dict[str, Any] = {"messages": check_messages(messages), **params.to_body(), "stream": stream}
+        if self.model:
+            body["model"] = self.model
+        return {**self.extra_body, **body}
+
+    def _timeout(self, deadline: float) -> Any:
+        # Each read waits at most timeout_s, and never past the call's deadline.
+        read = max(0.001, min(self.timeout_s, deadline - time.monotonic()))
+        return require_httpx().Timeout(read, connect=min(self.connect_timeout_s, read))
+
+    def _backoff(self, attempt: int, deadline: float, retry_after: str | None = None) -> bool:
+        """Sleep before retry number ``attempt + 1``; False when the deadline would pass first."""
+        delay = min(self.backoff_s * 2**attempt, self.backoff_max_s)
+        if retry_after and retry_after.strip().isdigit():  # seconds; the HTTP-date form is ignored
+            delay = min(max(delay, float(retry_after)), self.backoff_max_s)
+        if time.monotonic() + delay >= deadline:
+            return False
+        time.sleep(delay)
+        return True
+
+    def _send(self, url: str, body: dict[str, Any], deadline: float, retries: int) -> Any:
+        """An open streaming response with status 200 (the caller closes it), after up to ``retries`` retries.
+
+        Raises :class:`LLMConnectionError` or :class:`LLMHTTPError` when the last attempt failed too, and
+        LLMHTTPError at once on a status that a retry can't fix (400, 401, 404, ...).
+        """
+        httpx = require_httpx()
+        for attempt in range(retries + 1):
+            retry_after, status, text = None, None, b""
+            try:
+                request = self._client.build_request("POST", url, json=body, timeout=self._timeout(deadline))
+                response = self._client.send(request, stream=True)
+            except httpx.TimeoutException as exc:
+                failure = f"timed out ({type(exc).__name__} after {self.timeout_s:g} s)"
+            except httpx.TransportError as exc:
+                failure = f"connection failed ({type(exc).__name__}: {exc})"
+            else:
+                if response.status_code == 200:
+                    return response
+                status = response.status_code
+                text = self._read_capped(response, deadline, quiet=True)
+                response.close()
+                failure = f"HTTP {status}: {snippet(text)}"
+                if status not in RETRY_STATUS:
+                    raise LLMHTTPError(f"{url} answered {failure}", status, text)
+                retry_after = response.headers.get("retry-after")
+            if attempt == retries or not self._backoff(attempt, deadline, retry_after):
+                break
+        message = f"{url} failed after {attempt + 1} attempt(s), the last one {failure}"
+        if status is None:
+            raise LLMConnectionError(message)
+        raise LLMHTTPError(message, status, text)
+
+    def _read_capped(self, response: Any, deadline: float, quiet: bool = False) -> bytes:
+        """The body, read chunk by chunk so that the deadline and the size cap hold."""
+        chunks, size = [], 0
+        try:
+            for chunk in response.iter_bytes():
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > MAX_BODY_BYTES:
+                    raise ModelError(f"{response.url} sent more than {MAX_BODY_BYTES >> 20} MiB")
+                if time.monotonic() > deadline:
+                    raise ModelError(f"{response.url} is still sending after {self.total_timeout_s:g} s (timeout)")
+        except require_httpx().HTTPError as exc:
+            if not quiet:  # for an error body, what arrived is enough to report
+                raise ModelError(f"{response.url}: reading the response failed ({type(exc).__name__})") from None
+        return b"".join(chunks)
+
+    def _post_json(self, path: str, body: dict[str, Any], base: str | None = None, retries: int | None = None) -> Any:
+        url = (base or self.base_url) + path
+        deadline = time.monotonic() + self.total_timeout_s
+        response = self._send(url, body, deadline, self.retries if retries is None else retries)
+        try:
+            data = self._read_capped(response, deadline)
+        finally:
+            response.close()
+        try:
+            reply = json.loads(data)
+        except ValueError:
+            raise ModelError(f"{url} answered HTTP 200 with malformed JSON: {snippet(data)!r}") from None
+        if isinstance(reply, dict) and reply.get("error"):
+            raise ModelError(f"{url} answered an error: {snippet(json.dumps(reply['error']))}")
+        return reply
+
+    def _stream(self, body: dict[str, Any]) -> Iterator[str]:
+        """The pieces of a server-sent-events reply (``data: {json}`` lines, ended by ``data: [DONE]``)."""
+        url = self.base_url + "/chat/completions"
+        deadline = time.monotonic() + self.total_timeout_s
+        response = self._send(url, body, deadline, self.retries)
+        httpx = require_httpx()
+        try:
+            buffer, last = "", ""
+            for text in response.iter_text():
+                if time.monotonic() > deadline:
+                    raise ModelError(f"{url}: the stream ran past the deadline of {self.total_timeout_s:g} s (timeout)")
+                buffer += text
+                if len(buffer) > MAX_BODY_BYTES:  # no line break in 16 MiB: not an event stream
+                    raise ModelError(f"{url}: a stream line longer than {MAX_BODY_BYTES >> 20} MiB")
+                *lines, buffer = buffer.split("\n")
+                for line in lines:
+                    event = _sse_event(url, line.rstrip("\r"))
+                    if event is _DONE:
+                        return
+                    if event:
+                        yield event
+                    last = line.strip() or last
+            if buffer.strip() and _sse_event(url, buffer.strip()) is _DONE:
+                return
+            last = buffer.strip() or last
+            raise ModelError(
+                f"{url}: the stream ended without 'data: [DONE]' (closed early or not an event stream); "
+                f"last line: {snippet(last)!r}"
+            )
+        except httpx.TimeoutException:
+            raise ModelError(f"{url}: the stream stalled for more than {self.timeout_s:g} s (timeout)") from None
+        except httpx.HTTPError as exc:
+            raise ModelError(f"{url}: the stream broke ({type(exc).__name__}: {exc})") from None
+        finally:
+            response.close()
+
+
+_DONE = object()
+
+
+def _sse_event(url: str, line: str) -> Any:
+    """The text piece of one SSE line, ``_DONE`` at the end, None for lines that carry no text."""
+    if not line or line.startswith(":"):  # blank separator or comment (keep-alive)
+        return None
+    field, _, value = line.partition(":")
+    value = value.strip()
+    if field == "error":  # llama.cpp reports a failure mid-stream this way
+        raise ModelError(f"{url}: the server reported an error mid-stream: {snippet(value)}")
+    if field != "data":  # event:, id:, retry: carry nothing we need
+        return None
+    if value == "[DONE]":
+        return _DONE
+    try:
+        event = json.loads(value)
+    except ValueError:
+        raise ModelError(f"{url}: malformed JSON in the stream: {snippet(value)!r}") from None
+    if not isinstance(event, dict):
+        raise ModelError(f"{url}: unexpected stream event: {snippet(value)!r}")
+    if event.get("error"):
+        raise ModelError(f"{url}: the server reported an error mid-stream: {snippet(json.dumps(event['error']))}")
+    choices = event.get("choices") or []
+    if not choices:
+        return None  # e.g. a final usage-only event
+    delta = choices[0].get("delta") if isinstance(choices[0], dict) else None
+    return (delta or {}).get("content") or None
