@@ -86,3 +86,15 @@ def test_reply_becomes_an_answer_with_checked_citations() -> None:
 def test_an_empty_reply_is_an_abstention() -> None:
     assert answer_from_response("   ", context()).abstained
     assert answer_from_response("[1]", context()).abstained
+
+
+def test_an_uncited_reply_is_attributed_to_the_sources_that_contain_it() -> None:
+    ctx = build_context(
+        [Hit("meals#1", 2.0, 1, "Meals", "The daily meal limit is $70 per person."),
+         Hit("travel#0", 1.0, 2, "Travel", "Economy class for flights under six hours.")]
+    )  # fmt: skip
+    answer = answer_from_response("The meal limit is $70 per person.", ctx)
+    assert [(c.n, c.chunk_id, c.supported) for c in answer.citations] == [(1, "meals#1", True)]
+    assert answer.details["attributed"] is True
+    unsupported = answer_from_response("The meal limit is $95.", ctx)
+    assert unsupported.citations == [] and unsupported.details["attributed"] is False and not unsupported.abstained

@@ -17,8 +17,9 @@ The messages are what ``chat(messages, max_tokens, temperature=0, seed=0)`` of t
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
-from ragline.answer.citations import check_support, parse_citations, strip_citations
+from ragline.answer.citations import check_support, citation_for, parse_citations, strip_citations, supports
 from ragline.answer.context import Context
 from ragline.types import Answer
 
@@ -73,4 +74,10 @@ def answer_from_response(reply: str, context: Context, reader: str = "llm") -> A
         details["unknown_citations"] = parsed.unknown
     if not text:
         return Answer("", True, [], reader, details)
-    return Answer(text, False, check_support(text, parsed.citations), reader, details)
+    citations = check_support(text, parsed.citations)
+    if not citations:
+        # Small models often answer without markers. Attach the sources that contain the answer, and
+        # say so: these citations are ragline's attribution, checked mechanically, not the model's.
+        citations = [replace(citation_for(s), supported=True) for s in context.sources if supports(text, s.text)]
+        details["attributed"] = bool(citations)
+    return Answer(text, False, citations, reader, details)
