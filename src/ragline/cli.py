@@ -214,6 +214,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     doc_of = None
     if args.chunker != "none":
         doc_of = {d.id: str(d.metadata.get("doc_id", d.id)) for d in index.documents()}
+    if args.reader:
+        return _eval_answers(args, dataset, index, specs[0])
     metrics = tuple(m.strip() for m in args.metrics.split(",") if m.strip())
     retrievers = [build_retriever(spec, index, _bm25_params(args, settings.bm25)) for spec in specs]
     results = [evaluate_retriever(dataset, r, metrics, args.depth, doc_of) for r in retrievers]
@@ -261,6 +263,33 @@ def cmd_eval(args: argparse.Namespace) -> int:
             f"(95% CI {c['ci'][0]:+.4f}..{c['ci'][1]:+.4f}), p = {c['p_randomization']:.4f} (randomization), "
             f"{c['p_t_test']:.4f} (t-test), d = {c['effect_size']:.2f}, n = {c['n']}"
         )
+    return 0
+
+
+def _eval_answers(args: argparse.Namespace, dataset: Any, index: Index, retriever: str) -> int:
+    from ragline.answer.pipeline import RAGPipeline, build_reader
+    from ragline.eval.qa import QAQuestion, evaluate_answers, sample_questions
+
+    if not dataset.questions:
+        raise RaglineError(f"{dataset.path} has no questions.jsonl: answer evaluation needs questions with answers")
+    questions = sample_questions([QAQuestion.from_record(r) for r in dataset.questions], args.sample, args.seed)
+    pipeline = RAGPipeline(index, build_reader(args.reader), retriever=retriever, k=args.k, order=args.order)
+    summary, _ = evaluate_answers(pipeline, questions, match=args.match)
+    payload = {"dataset": dataset.name, "questions": len(questions), "reader": args.reader, "retriever": retriever,
+               "summary": summary,
+               "provenance": {"ragline_version": __version__, "dataset_hash": dataset.hash, "sample": args.sample,
+                              "seed": args.seed, "match": args.match, **pipeline.config()}}  # fmt: skip
+    if args.output == "json":
+        _emit_json(payload)
+        return 0
+    table = Table(title=f"{dataset.name}: {len(questions)} questions, {args.reader} over {retriever}")
+    for column in ("type", "n", "correct", "wrong", "abstained"):
+        table.add_column(column, justify="left" if column == "type" else "right")
+    for qtype, row in [*summary["by_type"].items(), ("all", {**summary["counts"], "n": summary["n"]})]:
+        table.add_row(qtype, str(row["n"]), str(row["correct"]), str(row["wrong"]), str(row["abstained"]))
+    Console().print(table)
+    rates = {k: summary[k] for k in ("em", "f1", "abstention_rate", "citation_precision", "leaks")}
+    Console().print("  ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in rates.items()))
     return 0
 
 
@@ -336,6 +365,29 @@ def cmd_ask(args: argparse.Namespace) -> int:
             f"[{source.n}] {mark}[bold]{hit.title}[/]" + (f" — {section}" if section else "") + f" ({hit.doc_id})"
         )
         console.print(f"    [dim]{_snippet(hit.text, 160)}[/]", highlight=False)
+    return 0
+
+
+def cmd_corpus(args: argparse.Namespace) -> int:
+    from ragline.corpora.countries import build_countries
+    from ragline.corpora.export import export_beir, write_markdown_folder
+    from ragline.corpora.orrin import DEFAULT_SEED, TRAIN_SEED, build_orrin
+
+    if args.name == "orrin":
+        corpus = build_orrin(TRAIN_SEED if args.train else args.seed or DEFAULT_SEED)
+    else:
+        language = "zh" if args.name == "countries-zh" else "en"
+        corpus = build_countries(**({"seed": args.seed} if args.seed else {}), language=language)
+    write = export_beir if args.format == "beir" else write_markdown_folder
+    out = write(corpus, args.out)
+    result = {"corpus": corpus.name, "documents": len(corpus.documents), "questions": len(corpus.questions),
+              "fingerprint": corpus.fingerprint(), "path": str(out), "format": args.format}  # fmt: skip
+    if args.output == "json":
+        _emit_json(result)
+    else:
+        Console().print(
+            f"{result['corpus']}: {result['documents']} documents, {result['questions']} questions -> {out}"
+        )
     return 0
 
 
@@ -469,6 +521,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="index chunks, a document scoring as its best chunk: fixed:size=128, structure:max_words=200, ...",
     )
     p.add_argument("--context", default="none", choices=("none", "breadcrumb", "late"), help="chunk context (none)")
+    g = p.add_argument_group(
+        "answer evaluation (needs questions.jsonl): retrieve with the first --retriever, read, grade"
+    )
+    g.add_argument("--reader", metavar="SPEC", help="extractive[:threshold=..] or llm[:model=...,max_tokens=..]")
+    g.add_argument("-k", type=int, default=5, help="sources given to the reader (5)")
+    g.add_argument("--order", choices=("rank", "ends", "reverse"), default="rank", help="source order (rank)")
+    g.add_argument("--sample", type=int, help="N answerable + N unanswerable questions (default: all)")
+    g.add_argument("--seed", type=int, default=0, help="sampling seed (0)")
+    g.add_argument(
+        "--match",
+        choices=("em", "contains"),
+        default="em",
+        help="em: SQuAD exact match (span readers); contains: the gold answer inside a sentence (LLMs)",
+    )
     analysis_flags(p)
     bm25_flags(p)
     common(p, index=False)
@@ -500,6 +566,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--groups", help="ask as a user in these ACL groups, e.g. all,hr (adds acl in [...])")
     common(p)
     p.set_defaults(func=cmd_ask)
+
+    p = sub.add_parser(
+        "corpus",
+        help="write a built-in corpus (Orrin Grid, countries) as a BEIR folder or Markdown files",
+        description="The generated corpora are deterministic: the same seed gives byte-identical files.",
+    )
+    p.add_argument("name", choices=("orrin", "countries", "countries-zh"))
+    p.add_argument("--out", required=True, help="folder to write (replaced only if it holds an earlier export)")
+    p.add_argument("--format", choices=("beir", "markdown"), default="beir")
+    p.add_argument("--seed", type=int, help="world seed (default: the evaluation world)")
+    p.add_argument("--train", action="store_true", help="the disjoint training world (orrin)")
+    common(p, index=False)
+    p.set_defaults(func=cmd_corpus)
 
     p = sub.add_parser(
         "experiment",
