@@ -36,7 +36,7 @@ from ragline.types import Document
 if TYPE_CHECKING:
     from ragline.models.embedders import Embedder
 
-CONTEXTUALIZERS = ("none", "breadcrumb", "late")
+CONTEXTUALIZERS = ("none", "breadcrumb", "late", "llm")
 Contextualized = tuple[list[Document], np.ndarray | None]
 
 
@@ -210,10 +210,17 @@ _CLASSES: dict[str, type[Contextualizer]] = {
 
 
 def build_contextualizer(name: str, embedder: Embedder | None = None) -> Contextualizer:
-    """The contextualizer ``name`` names; ``late`` uses ``embedder`` (default: MiniLM, loaded on first use)."""
+    """The contextualizer ``name`` names; ``late`` uses ``embedder`` (default: MiniLM, loaded on first use).
+
+    ``llm`` or ``llm:model=SPEC,...`` is :class:`~ragline.ingest.llm_context.LLMContextualizer`.
+    """
     key = name.strip().lower()
     if key == "late":
         return LateChunkingContextualizer(embedder)
+    if key == "llm" or key.startswith("llm:"):
+        from ragline.ingest.llm_context import LLMContextualizer  # imports this module: import it late
+
+        return LLMContextualizer.from_spec(name)
     if key not in _CLASSES:
         raise ConfigError(f"unknown contextualizer {name!r}; choose one of {', '.join(CONTEXTUALIZERS)}")
     return _CLASSES[key]()
