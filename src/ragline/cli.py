@@ -442,7 +442,7 @@ def _lost_in_the_middle(args: argparse.Namespace, corpus: Any) -> int:
         k=args.k,
         seed=args.sample_seed,
         chunker=chunker,
-        log=lambda message: stderr.print(message, highlight=False),
+        log=lambda message: stderr.print(message, highlight=False, markup=False),
     )
     payload["wall_s"] = round(time.perf_counter() - started, 1)
     payload["provenance"] = {"ragline_version": __version__}
