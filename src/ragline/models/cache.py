@@ -13,9 +13,6 @@ for 384 dimensions).
 
 from __future__ import annotations
 
-import os
-import sqlite3
-import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,6 +22,7 @@ import numpy as np
 from ragline.models.embedders import Embedder
 from ragline.paths import cache_root
 from ragline.progress import track
+from ragline.sqlite_store import SqliteStore
 from ragline.types import content_hash
 
 FILENAME = "embeddings.sqlite"
@@ -45,37 +43,16 @@ def default_cache_path() -> Path:
     return cache_root() / FILENAME
 
 
-class EmbeddingCache:
+class EmbeddingCache(SqliteStore):
     """Vectors on disk by (model id, text hash). Safe to share between threads and processes.
 
     ``path`` is a directory (the cache is ``embeddings.sqlite`` in it) or a file ending ``.sqlite`` /
     ``.db``; None means :func:`default_cache_path`. The file is created on first use.
     """
 
-    def __init__(self, path: str | Path | None = None, timeout_s: float = 60.0) -> None:
-        path = Path(path).expanduser() if path is not None else default_cache_path()
-        self.path = path if path.suffix in (".sqlite", ".db") else path / FILENAME
-        self.timeout_s = timeout_s
-        self._lock = threading.Lock()  # one connection, used by one thread at a time
-        self._connection: sqlite3.Connection | None = None
-        self._pid = 0
-
-    def _connect(self) -> sqlite3.Connection:
-        # A connection must not cross a fork: a child process opens its own.
-        if self._connection is None or self._pid != os.getpid():
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            # isolation_level=None: no implicit transactions; writes open theirs explicitly (BEGIN IMMEDIATE).
-            # The timeout is SQLite's busy timeout: how long a writer waits for another one.
-            connection = sqlite3.connect(
-                self.path, timeout=self.timeout_s, isolation_level=None, check_same_thread=False
-            )
-            connection.execute("PRAGMA journal_mode=WAL")
-            # With WAL, NORMAL loses at most the last transactions on a power cut, never consistency; a lost
-            # cache entry is merely recomputed.
-            connection.execute("PRAGMA synchronous=NORMAL")
-            connection.execute(_SCHEMA)
-            self._connection, self._pid = connection, os.getpid()
-        return self._connection
+    FILENAME = FILENAME
+    TABLE = "embeddings"
+    SCHEMA = _SCHEMA
 
     def get_many(self, model_id: str, hashes: Iterable[str]) -> dict[str, np.ndarray]:
         """The cached vectors among ``hashes``, by hash; missing hashes are absent from the result."""
@@ -111,29 +88,6 @@ class EmbeddingCache:
                 connection.execute("ROLLBACK")
                 raise
             connection.execute("COMMIT")
-
-    def count(self, model_id: str | None = None) -> int:
-        """Number of cached vectors, of one model or of all."""
-        with self._lock:
-            connection = self._connect()
-            if model_id is None:
-                return connection.execute("SELECT count(*) FROM embeddings").fetchone()[0]
-            return connection.execute("SELECT count(*) FROM embeddings WHERE model = ?", [model_id]).fetchone()[0]
-
-    def close(self) -> None:
-        with self._lock:
-            if self._connection is not None and self._pid == os.getpid():
-                self._connection.close()
-            self._connection = None
-
-    def __enter__(self) -> EmbeddingCache:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        return f"EmbeddingCache({str(self.path)!r})"
 
 
 class CachedEmbedder:

@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import sqlite3
-import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from ragline.models.llm.base import DEFAULT_MAX_TOKENS, LLM, GenerationParams, Message, check_messages
+from ragline.paths import cache_root
+from ragline.sqlite_store import SqliteStore
 
 FILENAME = "llm_responses.sqlite"
 _SCHEMA = """
@@ -38,8 +37,7 @@ CREATE TABLE IF NOT EXISTS responses (
 
 def default_llm_cache_path() -> Path:
     """``$RAGLINE_CACHE/llm_responses.sqlite``, else ``~/.cache/ragline/llm_responses.sqlite``."""
-    root = os.environ.get("RAGLINE_CACHE") or Path.home() / ".cache" / "ragline"
-    return Path(root).expanduser() / FILENAME
+    return cache_root() / FILENAME
 
 
 def request_key(model_id: str, messages: Sequence[Message], params: GenerationParams) -> tuple[str, str]:
@@ -57,33 +55,16 @@ def request_key(model_id: str, messages: Sequence[Message], params: GenerationPa
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest(), canonical
 
 
-class LLMResponseCache:
+class LLMResponseCache(SqliteStore):
     """Answers on disk by request key. Safe to share between threads and processes.
 
     ``path`` is a directory (the cache is ``llm_responses.sqlite`` in it) or a file ending ``.sqlite`` /
     ``.db``; None means :func:`default_llm_cache_path`. The file is created on first use.
     """
 
-    def __init__(self, path: str | Path | None = None, timeout_s: float = 60.0) -> None:
-        path = Path(path).expanduser() if path is not None else default_llm_cache_path()
-        self.path = path if path.suffix in (".sqlite", ".db") else path / FILENAME
-        self.timeout_s = timeout_s
-        self._lock = threading.Lock()
-        self._connection: sqlite3.Connection | None = None
-        self._pid = 0
-
-    def _connect(self) -> sqlite3.Connection:
-        # A connection must not cross a fork: a child process opens its own.
-        if self._connection is None or self._pid != os.getpid():
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            connection = sqlite3.connect(
-                self.path, timeout=self.timeout_s, isolation_level=None, check_same_thread=False
-            )
-            connection.execute("PRAGMA journal_mode=WAL")
-            connection.execute("PRAGMA synchronous=NORMAL")  # a lost entry after a power cut is recomputed
-            connection.execute(_SCHEMA)
-            self._connection, self._pid = connection, os.getpid()
-        return self._connection
+    FILENAME = FILENAME
+    TABLE = "responses"
+    SCHEMA = _SCHEMA
 
     def get(self, key: str) -> str | None:
         with self._lock:
@@ -95,22 +76,6 @@ class LLMResponseCache:
             # OR REPLACE: a concurrent process may have stored the same request meanwhile; keep the newest.
             row = [key, model_id, request, response, time.time()]
             self._connect().execute("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?)", row)
-
-    def count(self, model_id: str | None = None) -> int:
-        with self._lock:
-            connection = self._connect()
-            if model_id is None:
-                return connection.execute("SELECT count(*) FROM responses").fetchone()[0]
-            return connection.execute("SELECT count(*) FROM responses WHERE model = ?", [model_id]).fetchone()[0]
-
-    def close(self) -> None:
-        with self._lock:
-            if self._connection is not None and self._pid == os.getpid():
-                self._connection.close()
-            self._connection = None
-
-    def __repr__(self) -> str:
-        return f"LLMResponseCache({str(self.path)!r})"
 
 
 class CachedLLM(LLM):
