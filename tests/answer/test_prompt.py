@@ -98,3 +98,12 @@ def test_an_uncited_reply_is_attributed_to_the_sources_that_contain_it() -> None
     assert answer.details["attributed"] is True
     unsupported = answer_from_response("The meal limit is $95.", ctx)
     assert unsupported.citations == [] and unsupported.details["attributed"] is False and not unsupported.abstained
+
+
+def test_an_answer_that_restates_the_question_is_still_attributed() -> None:
+    ctx = build_context([Hit("meals#1", 2.0, 1, "Meals", "Itemised receipts are required above $25.")])
+    question = "What is the receipt threshold in the meals policy?"
+    reply = "The receipt threshold in the meals policy is $25."
+    assert answer_from_response(reply, ctx).citations == []  # "threshold", "policy" are not in the source
+    answer = answer_from_response(reply, ctx, question=question)
+    assert [(c.chunk_id, c.supported) for c in answer.citations] == [("meals#1", True)]

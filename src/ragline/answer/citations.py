@@ -101,9 +101,13 @@ def support_terms(text: str, analyzer: str | Analyzer = "english") -> list[str]:
     return get_analyzer(analyzer)(normalized) or normalized.split()
 
 
-def supports(answer: str, source_text: str, analyzer: str | Analyzer = "english") -> bool:
-    """Does ``source_text`` contain the terms of ``answer``? (see the module docstring for the rule)"""
-    wanted = set(support_terms(answer, analyzer))
+def supports(answer: str, source_text: str, analyzer: str | Analyzer = "english", question: str = "") -> bool:
+    """Does ``source_text`` contain the terms of ``answer``? (see the module docstring for the rule)
+
+    Terms the ``question`` already has are not required: an LLM restates the question ("The receipt
+    threshold is $25"), and the evidence need not use the question's words.
+    """
+    wanted = set(support_terms(answer, analyzer)) - set(support_terms(question, analyzer) if question else ())
     if not wanted:
         return False
     have = set(support_terms(source_text, analyzer)) | set(normalize_answer(source_text).split())
@@ -115,9 +119,9 @@ def supports(answer: str, source_text: str, analyzer: str | Analyzer = "english"
     return 1 - len(missing) / len(wanted) >= SUPPORT_THRESHOLD
 
 
-def check_support(answer_text: str, citations: Sequence[Citation]) -> list[Citation]:
-    """Copies of ``citations`` with ``supported`` set for ``answer_text``."""
-    return [replace(c, supported=supports(answer_text, c.text)) for c in citations]
+def check_support(answer_text: str, citations: Sequence[Citation], question: str = "") -> list[Citation]:
+    """Copies of ``citations`` with ``supported`` set for ``answer_text`` (see ``supports``)."""
+    return [replace(c, supported=supports(answer_text, c.text, question=question)) for c in citations]
 
 
 def citation_precision(answer: Answer) -> float | None:

@@ -73,14 +73,14 @@ class LLMReader(Reader):
 
     def read(self, question: str, context: Context) -> Answer:
         reply = self.llm.chat(build_messages(question, context), max_tokens=self.max_tokens)
-        return answer_from_response(reply, context, reader=self.llm.id)
+        return answer_from_response(reply, context, reader=self.llm.id, question=question)
 
     def stream(self, question: str, context: Context) -> Iterator[str | Answer]:
         pieces = []
         for piece in self.llm.stream(build_messages(question, context), max_tokens=self.max_tokens):
             pieces.append(piece)
             yield piece
-        yield answer_from_response("".join(pieces), context, reader=self.llm.id)
+        yield answer_from_response("".join(pieces), context, reader=self.llm.id, question=question)
 
     def config(self) -> dict[str, Any]:
         return {"name": self.name, "model": self.llm.id, "max_tokens": self.max_tokens}

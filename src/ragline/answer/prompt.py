@@ -62,7 +62,7 @@ def is_abstention(reply: str) -> bool:
     return bool(_ABSTAIN.match(text))
 
 
-def answer_from_response(reply: str, context: Context, reader: str = "llm") -> Answer:
+def answer_from_response(reply: str, context: Context, reader: str = "llm", question: str = "") -> Answer:
     """The ``Answer`` of an LLM reply: abstention detected, markers mapped to sources and stripped,
     each citation checked for support. ``details`` keeps the raw reply and any unknown numbers."""
     details: dict[str, object] = {"raw": reply}
@@ -74,10 +74,11 @@ def answer_from_response(reply: str, context: Context, reader: str = "llm") -> A
         details["unknown_citations"] = parsed.unknown
     if not text:
         return Answer("", True, [], reader, details)
-    citations = check_support(text, parsed.citations)
+    citations = check_support(text, parsed.citations, question)
     if not citations:
         # Small models often answer without markers. Attach the sources that contain the answer, and
         # say so: these citations are ragline's attribution, checked mechanically, not the model's.
-        citations = [replace(citation_for(s), supported=True) for s in context.sources if supports(text, s.text)]
+        found = [s for s in context.sources if supports(text, s.text, question=question)]
+        citations = [replace(citation_for(s), supported=True) for s in found]
         details["attributed"] = bool(citations)
     return Answer(text, False, citations, reader, details)
