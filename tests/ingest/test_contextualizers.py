@@ -90,7 +90,7 @@ def test_none_leaves_chunks_alone_and_prefix_is_the_extension_point() -> None:
     out, _ = Summary().contextualize(document, chunks)
     assert out[1].index_text.startswith("From Expense Policies, section Meals. ### Receipts")
     with pytest.raises(ConfigError, match="unknown contextualizer"):
-        build_contextualizer("llm")
+        build_contextualizer("summary")
 
 
 def test_long_documents_are_read_in_overlapping_windows_and_overlaps_averaged() -> None:
