@@ -85,10 +85,17 @@ def cmd_index(args: argparse.Namespace) -> int:
         loaded = _load_source(Path(args.source), int(args.max_file_mb * 1024 * 1024))
     for error in loaded.errors:
         stderr.print(f"[yellow]skipped[/] {error}", highlight=False)
+    if settings.context == "late":
+        raise RaglineError("--context late needs vectors per chunk at sync time; use breadcrumb or llm here")
+    units = loaded.documents
+    if settings.chunker != "none":
+        from ragline.ingest.pipeline import IngestConfig, chunk_documents
+
+        units, _ = chunk_documents(loaded.documents, IngestConfig(settings.chunker, settings.context))
     with Index.open_or_create(path, settings) as index:
         # A file that fails to load now keeps what an earlier run indexed: nothing indexed is lost.
         failed = {_doc_id_of(error.source, args.source) for error in loaded.errors}
-        report = index.sync(loaded.documents, prune=True, keep=failed)
+        report = index.sync(units, prune=True, keep=failed)
         with stderr.status(f"committing {report.added + report.updated} documents"):
             index.commit()
         _report_embeddings(index)
@@ -100,6 +107,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         "deleted": report.deleted,
         "unchanged": report.unchanged,
         "skipped": len(loaded.errors),
+        "unit": "documents" if settings.chunker == "none" else "chunks",
         "documents": info["documents"],
         "generation": info["generation"],
         "seconds": round(time.perf_counter() - started, 3),
@@ -306,6 +314,8 @@ def _settings(args: argparse.Namespace, embed: bool) -> IndexSettings:
         fields=_parse_fields(args.fields),
         embedder=args.embedder if embed else None,
         vector_index=args.vector_index,
+        chunker=getattr(args, "chunker", "none") if args.command == "index" else "none",
+        context=getattr(args, "context", "none") if args.command == "index" else "none",
     )
 
 
@@ -524,6 +534,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("source", help="folder of .txt/.md files, a BEIR folder (corpus.jsonl) or a .jsonl corpus")
     p.add_argument("--max-file-mb", type=float, default=20.0, help="skip (and report) files larger than this (20)")
+    p.add_argument(
+        "--chunker",
+        default="none",
+        metavar="SPEC",
+        help="cut documents into chunks: fixed:size=100,overlap=30 (the measured best), structure:max_words=200, "
+        "sentences:window=3, recursive:size=120; none = whole documents (default)",
+    )
+    p.add_argument(
+        "--context",
+        default="none",
+        choices=("none", "breadcrumb", "llm"),
+        help="chunk context: breadcrumb = [Title > Section] prefix; llm = a sentence by the local LLM",
+    )
     analysis_flags(p)
     common(p)
     p.set_defaults(func=cmd_index)

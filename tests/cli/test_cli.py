@@ -144,3 +144,17 @@ def test_ask_json_contract_with_the_extractive_reader(capsys, docs: Path, tmp_pa
         capsys, "ask", "How much does band 4 pay a year?", "--index", index, "--reader", "extractive", "--groups", "all"
     )
     assert outside["abstained"] and outside["citations"] == []
+
+
+def test_index_with_a_chunker_syncs_chunks_and_keeps_a_failed_files_chunks(capsys, docs: Path, tmp_path: Path) -> None:
+    index = str(tmp_path / "idx")
+    flags = ["--index", index, "--embedder", "none", "--chunker", "fixed:size=4", "--context", "breadcrumb"]
+    first = run_json(capsys, "index", str(docs), *flags)
+    assert first["unit"] == "chunks" and first["added"] == first["documents"] > 3
+    (docs / "vpn.txt").write_bytes(b"\x00 now binary")
+    again = run_json(capsys, "index", str(docs), *flags)
+    assert again["deleted"] == 0 and again["documents"] == first["documents"]
+    hits = run_json(capsys, "search", "hardware token", "--index", index)["hits"]
+    assert hits[0]["doc_id"].startswith("vpn#")
+    # another chunker on the same index is refused, not silently mixed
+    assert main(["index", str(docs), "--index", index, "--embedder", "none", "--chunker", "fixed:size=8"]) == 2

@@ -53,6 +53,8 @@ class IndexSettings:
     max_segments: int = 8
     embedder: str | None = None  # a model name or folder (see ragline.models); None: BM25 only
     vector_index: str = "hnsw"  # VectorIndexConfig spec, e.g. "hnsw:m=32,ef_search=128" or "flat"
+    chunker: str = "none"  # how `ragline index` cuts documents (ragline.ingest.chunkers spec)
+    context: str = "none"  # and contextualizes the chunks (none | breadcrumb | llm)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -62,6 +64,8 @@ class IndexSettings:
             "max_segments": self.max_segments,
             "embedder": self.embedder,
             "vector_index": self.vector_index,
+            "chunker": self.chunker,
+            "context": self.context,
         }
 
     @classmethod
@@ -73,6 +77,8 @@ class IndexSettings:
             max_segments=data.get("max_segments", 8),
             embedder=data.get("embedder"),
             vector_index=data.get("vector_index", "hnsw"),
+            chunker=data.get("chunker", "none"),
+            context=data.get("context", "none"),
         )
 
 
@@ -532,8 +538,8 @@ class Index:
     def sync(self, documents: Iterable[Document], prune: bool = True, keep: Collection[str] = ()) -> SyncReport:
         """Make the index hold exactly ``documents`` (by id and content hash); commit to apply.
 
-        With ``prune``, live documents not given are deleted, except the ids in ``keep`` (sources that
-        failed to load this time keep what an earlier run indexed).
+        With ``prune``, live documents not given are deleted, except the ids in ``keep`` and their chunks
+        ``<id>#<n>`` (sources that failed to load this time keep what an earlier run indexed).
         """
         self._lock()  # first: taking the lock loads a newer commit, which is what to compare with
         report, seen, live = SyncReport(), set(), self.id_map()
@@ -555,7 +561,7 @@ class Index:
         if prune:
             for doc_id in [d for d in self._pending if d not in seen and d not in keep]:
                 del self._pending[doc_id]  # staged earlier, but not in the set to mirror
-            gone = [doc_id for doc_id in live if doc_id not in seen and doc_id not in keep]
+            gone = [doc_id for doc_id in live if doc_id not in seen and _document_of(doc_id) not in keep]
             report.deleted = self.delete(gone)
         return report
 
@@ -689,6 +695,12 @@ class Index:
         for file in (self.path / "deletes").glob("*") if (self.path / "deletes").exists() else []:
             if file.name not in deletes:
                 file.unlink(missing_ok=True)
+
+
+def _document_of(doc_id: str) -> str:
+    """The document a chunk id ``<document>#<n>`` belongs to (a document id is its own)."""
+    head, sep, tail = doc_id.rpartition("#")
+    return head if sep and tail.isdigit() else doc_id
 
 
 def _merge_segments(name: str, parts: list[tuple[Segment, np.ndarray]], vector_index: str) -> Segment:
