@@ -78,6 +78,10 @@ def test_prompt_puts_the_whole_document_before_the_chunk() -> None:
     prefixes = {m[0]["content"].split("</document>")[0] for m in fake.calls}
     assert len(prefixes) == 1
 
+    LLMContextualizer(fake, prompt="small").contextualize(document, chunks[:1])
+    small = fake.calls[-1][0]["content"]
+    assert small.startswith(f"<document>\n{POLICY}\n</document>\n") and "Do not repeat" in small
+
 
 def test_index_text_is_the_context_then_the_chunk_and_text_is_unchanged() -> None:
     document, chunks = policy_and_chunks()
@@ -126,16 +130,24 @@ def test_a_long_document_is_cut_around_the_chunk_which_stays_whole() -> None:
 
 
 def test_specs() -> None:
-    contextualizer = build_contextualizer("llm:model=local:/models/a-b.gguf,max_tokens=32,prompt_cache=1")
+    contextualizer = build_contextualizer("llm:model=local:/models/a-b.gguf,prompt=small,max_tokens=32,prompt_cache=1")
     assert isinstance(contextualizer, LLMContextualizer)
-    assert (contextualizer.model, contextualizer.max_tokens, contextualizer.prompt_cache) == (
-        "local:/models/a-b.gguf",
-        32,
-        True,
-    )
+    assert contextualizer.config() == {
+        "llm": "local:/models/a-b.gguf",  # verbatim, though parse_spec reads a/b as a list
+        "prompt": "small",
+        "max_tokens": 32,
+        "prompt_cache": True,
+    }
     default = build_contextualizer("llm")
     assert isinstance(default, LLMContextualizer)
-    assert default.config() == {"llm": "local:qwen2.5-coder-0.5b", "max_tokens": 64, "prompt_cache": False}
+    assert default.config() == {
+        "llm": "local:qwen2.5-coder-0.5b",
+        "prompt": "anthropic",
+        "max_tokens": 64,
+        "prompt_cache": False,
+    }
+    with pytest.raises(ConfigError, match="unknown prompt"):
+        build_contextualizer("llm:prompt=long")
     with pytest.raises(ConfigError, match="unknown option"):
         build_contextualizer("llm:temperature=1")
     with pytest.raises(ConfigError, match="whole number"):

@@ -10,8 +10,8 @@ can also say *what* the surrounding document establishes (which policy, which pr
 reader still sees and cites only what the source says. Built by name in ``build_contextualizer``::
 
     llm                                  the default local model (Qwen2.5-Coder-0.5B)
-    llm:model=local:smollm2-135m         any ``load_llm`` spec; also max_tokens=, context_tokens=,
-                                         prompt_cache=1 (see below)
+    llm:model=local:smollm2-135m         any ``load_llm`` spec; also prompt=anthropic|small, max_tokens=,
+                                         context_tokens=, prompt_cache=1 (see below)
 
 Design choices:
 
@@ -22,7 +22,7 @@ Design choices:
   decoding: a chunk's context would then depend on which request ran before it (and a run resumed from
   the response cache would write different contexts than an uninterrupted one). The measured tables
   must be reproducible from scratch, so the default pays the full prompt for every chunk (on Orrin Grid,
-  roughly 110 k prompt tokens instead of 65 k). ``prompt_cache=1`` trades that for speed.
+  92 k prompt tokens instead of 51 k). ``prompt_cache=1`` trades that for speed.
 * **Caching is the LLM response cache** (:class:`~ragline.models.llm.CachedLLM`), not a second cache.
   Its key is sha256(model id, messages, generation parameters), and the messages are the document (or
   its excerpt) and the chunk, so it is keyed by the document and chunk contents and the model, as a
@@ -51,15 +51,28 @@ DEFAULT_CONTEXT_TOKENS = 4096  # when the model does not say its context length 
 # Tokens the chat template adds around our text (role markers, a default system prompt like Qwen's).
 TEMPLATE_MARGIN = 64
 
-# Anthropic's prompt, split so that the document part is a prefix shared by all of a document's chunks.
+# The prompt is split so that the document part is a prefix shared by all of a document's chunks.
 DOCUMENT_PROMPT = "<document>\n{document}\n</document>\n"
-CHUNK_PROMPT = (
-    "Here is the chunk we want to situate within the whole document\n"
-    "<chunk>\n{chunk}\n</chunk>\n"
-    "Please give a short succinct context to situate this chunk within the overall document for the "
-    "purposes of improving search retrieval of the chunk. Answer only with the succinct context and "
-    "nothing else."
-)
+CHUNK_PROMPTS = {
+    # Anthropic's wording, verbatim.
+    "anthropic": (
+        "Here is the chunk we want to situate within the whole document\n"
+        "<chunk>\n{chunk}\n</chunk>\n"
+        "Please give a short succinct context to situate this chunk within the overall document for the "
+        "purposes of improving search retrieval of the chunk. Answer only with the succinct context and "
+        "nothing else."
+    ),
+    # For small models: Qwen2.5-0.5B answered Anthropic's wording with an echo of the instruction ("This
+    # chunk sitsuate within the overall document for the purposes of ...") for 73 of Orrin Grid's 199
+    # chunks. Asking for the document's name and the chunk's subject, and forbidding the echo, avoids it.
+    "small": (
+        "Here is a chunk of that document\n"
+        "<chunk>\n{chunk}\n</chunk>\n"
+        "In one or two sentences, say which document this chunk comes from and what it is about, so that "
+        "the chunk can be found by search. Do not repeat these instructions."
+    ),
+}
+DEFAULT_PROMPT = "anthropic"
 ELLIPSIS = "[…]"
 
 
@@ -81,28 +94,34 @@ class LLMContextualizer(PrefixContextualizer):
         max_tokens: int = DEFAULT_MAX_TOKENS,
         context_tokens: int | None = None,
         prompt_cache: bool = False,
+        prompt: str = DEFAULT_PROMPT,
     ) -> None:
         if max_tokens < 1:
             raise ConfigError(f"llm context: max_tokens must be positive, got {max_tokens}")
+        if prompt not in CHUNK_PROMPTS:
+            raise ConfigError(f"llm context: unknown prompt {prompt!r}; choose one of {', '.join(CHUNK_PROMPTS)}")
         self._llm = llm if llm is None or isinstance(llm, CachedLLM) else CachedLLM(llm)
         self.model = model
         self.max_tokens = max_tokens
         self.context_tokens = context_tokens
         self.prompt_cache = prompt_cache
+        self.prompt = prompt
 
     @classmethod
     def from_spec(cls, spec: str) -> LLMContextualizer:
-        """``llm`` or ``llm:model=local:smollm2-135m,max_tokens=48,context_tokens=2048,prompt_cache=1``."""
+        """``llm`` or ``llm:model=local:smollm2-135m,prompt=small,max_tokens=48,context_tokens=2048,prompt_cache=1``."""
         name, params = parse_spec(spec, "contextualizer")
         if name.lower() != cls.name:
             raise ConfigError(f"contextualizer {spec!r} is not an llm spec")
-        unknown = sorted(set(params) - {"model", "max_tokens", "context_tokens", "prompt_cache"})
+        unknown = sorted(set(params) - {"model", "prompt", "max_tokens", "context_tokens", "prompt_cache"})
         if unknown:
             raise ConfigError(f"contextualizer {spec!r}: unknown option(s) {', '.join(unknown)}")
         options: dict[str, Any] = {}
         if "model" in params:
             # parse_spec reads "a/b" as a list; a model spec (a path, a URL) is wanted verbatim.
             options["model"] = _verbatim(spec, "model")
+        if "prompt" in params:
+            options["prompt"] = str(params["prompt"])
         for key in ("max_tokens", "context_tokens"):
             if key in params:
                 if not isinstance(params[key], int):
@@ -122,7 +141,7 @@ class LLMContextualizer(PrefixContextualizer):
 
     def config(self) -> dict[str, Any]:
         model = self._llm.id if self._llm is not None else self.model
-        return {"llm": model, "max_tokens": self.max_tokens, "prompt_cache": self.prompt_cache}
+        return {"llm": model, "prompt": self.prompt, "max_tokens": self.max_tokens, "prompt_cache": self.prompt_cache}
 
     def contextualize(self, document: Document, chunks: list[Document]) -> tuple[list[Document], None]:
         # PrefixContextualizer's loop, under a progress bar: generation takes seconds a chunk on a CPU.
@@ -138,7 +157,7 @@ class LLMContextualizer(PrefixContextualizer):
 
     def messages(self, document: Document, chunk: Document) -> list[Message]:
         """The request for one chunk: the document (or an excerpt around the chunk), then the chunk."""
-        question = CHUNK_PROMPT.format(chunk=chunk.text)
+        question = CHUNK_PROMPTS[self.prompt].format(chunk=chunk.text)
         budget = self._budget() - self.llm.count_tokens(DOCUMENT_PROMPT.format(document="") + question)
         text = fit_document(document, chunk, self.llm, budget)
         return [{"role": "user", "content": DOCUMENT_PROMPT.format(document=text) + question}]
