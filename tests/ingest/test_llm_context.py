@@ -78,9 +78,11 @@ def test_prompt_puts_the_whole_document_before_the_chunk() -> None:
     prefixes = {m[0]["content"].split("</document>")[0] for m in fake.calls}
     assert len(prefixes) == 1
 
-    LLMContextualizer(fake, prompt="small").contextualize(document, chunks[:1])
-    small = fake.calls[-1][0]["content"]
-    assert small.startswith(f"<document>\n{POLICY}\n</document>\n") and "Do not repeat" in small
+    assert "Do not repeat these instructions." in fake.calls[0][0]["content"]  # the default, for small models
+    LLMContextualizer(fake, prompt="anthropic").contextualize(document, chunks[:1])
+    anthropic = fake.calls[-1][0]["content"]
+    assert anthropic.startswith(f"<document>\n{POLICY}\n</document>\n")
+    assert anthropic.endswith("Answer only with the succinct context and nothing else.")
 
 
 def test_index_text_is_the_context_then_the_chunk_and_text_is_unchanged() -> None:
@@ -90,6 +92,9 @@ def test_index_text_is_the_context_then_the_chunk_and_text_is_unchanged() -> Non
     assert [c.text for c in out] == [c.text for c in chunks]
     assert [c.id for c in out] == [c.id for c in chunks]
     assert [c.index_text for c in out] == [f"Context number {i}. {c.text}" for i, c in enumerate(chunks, 1)]
+
+    with_breadcrumb, _ = LLMContextualizer(FakeLLM(), breadcrumb=True).contextualize(document, chunks)
+    assert with_breadcrumb[-1].index_text == f"[Travel Policy > Limits] Context number {len(chunks)}. {chunks[-1].text}"
 
 
 def test_contexts_are_cached_on_disk_across_instances() -> None:
@@ -137,14 +142,16 @@ def test_specs() -> None:
         "prompt": "small",
         "max_tokens": 32,
         "prompt_cache": True,
+        "breadcrumb": False,
     }
     default = build_contextualizer("llm")
     assert isinstance(default, LLMContextualizer)
     assert default.config() == {
         "llm": "local:qwen2.5-coder-0.5b",
-        "prompt": "anthropic",
+        "prompt": "small",
         "max_tokens": 64,
         "prompt_cache": False,
+        "breadcrumb": False,
     }
     with pytest.raises(ConfigError, match="unknown prompt"):
         build_contextualizer("llm:prompt=long")

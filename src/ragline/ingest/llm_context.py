@@ -11,7 +11,8 @@ reader still sees and cites only what the source says. Built by name in ``build_
 
     llm                                  the default local model (Qwen2.5-Coder-0.5B)
     llm:model=local:smollm2-135m         any ``load_llm`` spec; also prompt=anthropic|small, max_tokens=,
-                                         context_tokens=, prompt_cache=1 (see below)
+                                         context_tokens=, prompt_cache=1 (see below), breadcrumb=1
+                                         (``[Title > Section]`` before the model's sentences)
 
 Design choices:
 
@@ -32,6 +33,15 @@ Design choices:
   A rerun still loads the model (a few seconds), because truncation counts tokens with its tokenizer.
 * **A document too long for the model's context** is cut to an excerpt around the chunk (the title is
   kept, cuts are marked ``[…]``), sized with ``llm.count_tokens``; the chunk itself is always whole.
+* **The prompt is Anthropic's, reworded for a small model** (``prompt=anthropic`` keeps it verbatim).
+
+Measured on Orrin Grid (``ragline experiment chunking``, fixed:size=100,overlap=30, Qwen2.5-Coder-0.5B;
+``benchmarks/results/chunking_llm_context*.json``), Hit@1 over all question types, bm25 / dense / hybrid:
+none 0.69 / 0.72 / 0.86, breadcrumb 0.69 / 0.74 / 0.88; LLM context with Anthropic's wording 0.66 / 0.67
+/ 0.73 (37% of the contexts echo the instruction, and an incident's summary draws the other incidents'
+questions); with the ``small`` wording 0.79 / 0.64 / 0.88; ``small`` plus ``breadcrumb=1`` 0.82 / 0.75 /
+0.90. So a 0.5B model's context helps BM25, not dense retrieval, and a free breadcrumb gets most of it.
+Generating the 199 contexts took ~25-35 minutes on 2 busy CPU cores.
 """
 
 from __future__ import annotations
@@ -40,7 +50,7 @@ from dataclasses import replace
 from typing import Any, ClassVar
 
 from ragline.errors import ConfigError
-from ragline.ingest.context import PrefixContextualizer
+from ragline.ingest.context import PrefixContextualizer, breadcrumb
 from ragline.models.llm import DEFAULT_LLM, LLM, CachedLLM, Message, load_llm
 from ragline.progress import track
 from ragline.specs import parse_spec
@@ -62,9 +72,10 @@ CHUNK_PROMPTS = {
         "purposes of improving search retrieval of the chunk. Answer only with the succinct context and "
         "nothing else."
     ),
-    # For small models: Qwen2.5-0.5B answered Anthropic's wording with an echo of the instruction ("This
-    # chunk sitsuate within the overall document for the purposes of ...") for 73 of Orrin Grid's 199
-    # chunks. Asking for the document's name and the chunk's subject, and forbidding the echo, avoids it.
+    # The default, for small models: Qwen2.5-0.5B answered Anthropic's wording with an echo of the
+    # instruction ("This chunk sitsuate within the overall document for the purposes of ...") for 73 of
+    # Orrin Grid's 199 chunks. Asking for the document's name and the chunk's subject, and forbidding the
+    # echo, gave none (see "Measured" in the module docstring).
     "small": (
         "Here is a chunk of that document\n"
         "<chunk>\n{chunk}\n</chunk>\n"
@@ -72,7 +83,7 @@ CHUNK_PROMPTS = {
         "the chunk can be found by search. Do not repeat these instructions."
     ),
 }
-DEFAULT_PROMPT = "anthropic"
+DEFAULT_PROMPT = "small"
 ELLIPSIS = "[…]"
 
 
@@ -95,6 +106,7 @@ class LLMContextualizer(PrefixContextualizer):
         context_tokens: int | None = None,
         prompt_cache: bool = False,
         prompt: str = DEFAULT_PROMPT,
+        breadcrumb: bool = False,
     ) -> None:
         if max_tokens < 1:
             raise ConfigError(f"llm context: max_tokens must be positive, got {max_tokens}")
@@ -106,6 +118,7 @@ class LLMContextualizer(PrefixContextualizer):
         self.context_tokens = context_tokens
         self.prompt_cache = prompt_cache
         self.prompt = prompt
+        self.breadcrumb = breadcrumb
 
     @classmethod
     def from_spec(cls, spec: str) -> LLMContextualizer:
@@ -113,7 +126,8 @@ class LLMContextualizer(PrefixContextualizer):
         name, params = parse_spec(spec, "contextualizer")
         if name.lower() != cls.name:
             raise ConfigError(f"contextualizer {spec!r} is not an llm spec")
-        unknown = sorted(set(params) - {"model", "prompt", "max_tokens", "context_tokens", "prompt_cache"})
+        known = {"model", "prompt", "max_tokens", "context_tokens", "prompt_cache", "breadcrumb"}
+        unknown = sorted(set(params) - known)
         if unknown:
             raise ConfigError(f"contextualizer {spec!r}: unknown option(s) {', '.join(unknown)}")
         options: dict[str, Any] = {}
@@ -127,8 +141,9 @@ class LLMContextualizer(PrefixContextualizer):
                 if not isinstance(params[key], int):
                     raise ConfigError(f"contextualizer {spec!r}: {key} must be a whole number")
                 options[key] = params[key]
-        if "prompt_cache" in params:
-            options["prompt_cache"] = str(params["prompt_cache"]).lower() in ("1", "true", "yes", "on")
+        for key in ("prompt_cache", "breadcrumb"):
+            if key in params:
+                options[key] = str(params[key]).lower() in ("1", "true", "yes", "on")
         return cls(**options)
 
     @property
@@ -141,7 +156,8 @@ class LLMContextualizer(PrefixContextualizer):
 
     def config(self) -> dict[str, Any]:
         model = self._llm.id if self._llm is not None else self.model
-        return {"llm": model, "prompt": self.prompt, "max_tokens": self.max_tokens, "prompt_cache": self.prompt_cache}
+        return {"llm": model, "prompt": self.prompt, "max_tokens": self.max_tokens,
+                "prompt_cache": self.prompt_cache, "breadcrumb": self.breadcrumb}  # fmt: skip
 
     def contextualize(self, document: Document, chunks: list[Document]) -> tuple[list[Document], None]:
         # PrefixContextualizer's loop, under a progress bar: generation takes seconds a chunk on a CPU.
@@ -152,8 +168,11 @@ class LLMContextualizer(PrefixContextualizer):
         return out, None
 
     def context_for(self, document: Document, chunk: Document) -> str:
-        answer = self.llm.chat(self.messages(document, chunk), max_tokens=self.max_tokens, temperature=0.0)
-        return tidy(answer)
+        answer = tidy(self.llm.chat(self.messages(document, chunk), max_tokens=self.max_tokens, temperature=0.0))
+        if not self.breadcrumb:
+            return answer
+        # The title and heading path as well: what a small model's answer may leave out (or echo instead).
+        return " ".join(filter(None, (breadcrumb(document.title, chunk.metadata.get("section") or []), answer)))
 
     def messages(self, document: Document, chunk: Document) -> list[Message]:
         """The request for one chunk: the document (or an excerpt around the chunk), then the chunk."""
