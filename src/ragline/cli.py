@@ -331,7 +331,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
         index, _ = orrin_index()
     flt = args.filter
     if args.groups:
-        acl = "acl in [" + ", ".join(g.strip() for g in args.groups.split(",")) + "]"
+        from ragline.index.filters import acl_clause
+
+        acl = acl_clause([g.strip() for g in args.groups.split(",")])
         flt = f"({flt}) and {acl}" if flt else acl
     retriever = args.retriever or ("hybrid" if index.settings.embedder else "bm25")
     pipeline = RAGPipeline(index, build_reader(args.reader), retriever=retriever, k=args.k, order=args.order)

@@ -16,6 +16,7 @@ from typing import Any
 
 from ragline.answer.pipeline import RAGPipeline
 from ragline.eval.answers import AnswerGrade, MatchMode, grade_question, summarize
+from ragline.index.filters import acl_clause
 from ragline.progress import track
 
 
@@ -59,7 +60,7 @@ def evaluate_answers(
     """The summary (correct / wrong / abstained, by type, EM, F1, abstention, citations) and each grade."""
     grades = []
     for q in track(questions, f"answering ({pipeline.reader.name})", total=len(questions)):
-        flt = "acl in [" + ", ".join(q.user_groups) + "]" if q.user_groups else None
+        flt = acl_clause(q.user_groups) if q.user_groups else None
         answer, context = pipeline.answer(q.text, flt)
         grades.append(grade_question(q, answer, context, match=match))
     return summarize(grades).to_dict(), grades

@@ -15,12 +15,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from ragline.corpora import Question
+from ragline.index.filters import acl_clause
 from ragline.retrieve.base import Retriever
 
 
 def acl_filter(question: Question) -> str:
     """The asking user's view: documents whose ``acl`` holds one of the user's groups."""
-    return "acl in [" + ", ".join(question.user_groups) + "]"
+    return acl_clause(question.user_groups)
 
 
 def document_ranking(retriever: Retriever, question: Question, depth: int) -> list[str]:

@@ -216,6 +216,11 @@ class _Parser:
 FilterLike = Union[str, Mapping[str, Any], Node, None]
 
 
+def acl_clause(groups: Sequence[str]) -> str:
+    """The filter a user in ``groups`` searches with: documents whose ``acl`` holds one of them."""
+    return "acl in [" + ", ".join(groups) + "]"
+
+
 @lru_cache(maxsize=1024)
 def _parse_text(text: str) -> Node:
     # A service sees the same few filters (a user's ACL groups) over and over; parse each once.
