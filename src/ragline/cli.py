@@ -21,6 +21,7 @@ from ragline import __version__
 from ragline.errors import RaglineError
 from ragline.index import VARIANTS, BM25Params, Index, IndexSettings
 from ragline.ingest import LoadReport, load_folder, load_jsonl_corpus
+from ragline.ingest.loaders import document_id
 from ragline.progress import stderr
 from ragline.text import PRESETS, get_analyzer
 
@@ -125,7 +126,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 def _doc_id_of(source: str, root: str) -> str:
     try:
-        return Path(source).relative_to(Path(root)).with_suffix("").as_posix()
+        return document_id(Path(source).relative_to(Path(root)))
     except ValueError:
         return source
 

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ragline.errors import InputError
-from ragline.ingest.loaders import DEFAULT_MAX_BYTES, _sidecar, read_capped
+from ragline.ingest.loaders import DEFAULT_MAX_BYTES, _sidecar, document_id, read_capped
 from ragline.types import Document
 
 _DROP = frozenset(
@@ -75,7 +75,7 @@ def load_html(path: Path, relative: Path, max_bytes: int = DEFAULT_MAX_BYTES) ->
     metadata = _meta_tags(root)
     metadata.update(_sidecar(path))
     title = str(metadata.pop("title", "") or _title(root) or path.stem)
-    return Document(relative.with_suffix("").as_posix(), text, title, metadata, source=relative.as_posix())
+    return Document(document_id(relative), text, title, metadata, source=relative.as_posix())
 
 
 def html_to_text(root: Any) -> str:

@@ -166,7 +166,12 @@ def load_text_file(path: Path, relative: Path, max_bytes: int = DEFAULT_MAX_BYTE
     if not body.strip():
         raise InputError(str(path), "empty: no text to index")
     title = str(metadata.pop("title", "") or _markdown_title(body) or path.stem)
-    return Document(relative.with_suffix("").as_posix(), body, title, metadata, source=relative.as_posix())
+    return Document(document_id(relative), body, title, metadata, source=relative.as_posix())
+
+
+def document_id(relative: Path) -> str:
+    """A file's document id: its path under the indexed folder, without the extension (``a/b.md`` -> ``a/b``)."""
+    return relative.with_suffix("").as_posix()
 
 
 def split_front_matter(text: str, where: str) -> tuple[dict[str, Any], str]:
