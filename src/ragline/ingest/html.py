@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ragline.errors import InputError
-from ragline.ingest.loaders import DEFAULT_MAX_BYTES, _sidecar, document_id, read_capped
+from ragline.ingest.loaders import DEFAULT_MAX_BYTES, document_id, read_capped, sidecar_metadata
 from ragline.types import Document
 
 _DROP = frozenset(
@@ -73,7 +73,7 @@ def load_html(path: Path, relative: Path, max_bytes: int = DEFAULT_MAX_BYTES) ->
     if not text.strip():
         raise InputError(str(path), "empty: no text to index (after removing scripts, navigation and markup)")
     metadata = _meta_tags(root)
-    metadata.update(_sidecar(path))
+    metadata.update(sidecar_metadata(path))
     title = str(metadata.pop("title", "") or _title(root) or path.stem)
     return Document(document_id(relative), text, title, metadata, source=relative.as_posix())
 

@@ -162,7 +162,7 @@ def load_text_file(path: Path, relative: Path, max_bytes: int = DEFAULT_MAX_BYTE
     except UnicodeDecodeError as error:
         raise InputError(str(path), f"not valid UTF-8 (byte {error.start}); convert it to UTF-8") from None
     metadata, body = split_front_matter(text, str(path))
-    metadata.update(_sidecar(path))
+    metadata.update(sidecar_metadata(path))
     if not body.strip():
         raise InputError(str(path), "empty: no text to index")
     title = str(metadata.pop("title", "") or _markdown_title(body) or path.stem)
@@ -200,7 +200,8 @@ def _plain(value: Any) -> Any:
     return value.isoformat() if hasattr(value, "isoformat") else str(value)
 
 
-def _sidecar(path: Path) -> dict[str, Any]:
+def sidecar_metadata(path: Path) -> dict[str, Any]:
+    """Metadata from ``<file>.meta.json`` next to ``path`` (every loader honours it; {} when absent)."""
     sidecar = path.with_name(path.name + ".meta.json")
     if not sidecar.is_file():
         return {}
