@@ -34,11 +34,10 @@ What is measured (k = 10, inner product over L2-normalized float32 vectors, i.e.
   queries in one call). ``faiss-hnsw`` is the same faiss index object searched directly
   (``index.hnsw.efSearch = ef; index.search(q, 10)``, queries already normalized): the difference is
   ragline's own per-call work. ``overhead_ratio`` = ragline time / faiss time (median over the passes of
-  the per-pass ratio; the two run interleaved, pass by pass, so that machine noise hits both alike) and
+  the per-pass ratio; the two run interleaved query by query, in alternating order, so that machine noise
+  and cache warmth hit both alike) and
   ``overhead_us`` the difference per query in microseconds. ``same_results`` says whether both returned
-  the very same rows. ef_search is changed between settings by replacing the VectorIndex's config (a
-  private attribute: VectorIndex has no public setter; loading the saved index per setting would be the
-  public way and give the same index).
+  the very same rows. ef_search is changed between settings with ``VectorIndex.set_search``.
 - ``hnswlib`` (if importable): ``space="ip"``, M = 32, ef_construction = 200, the same ef values; one query
   at a time with ``num_threads=1`` and batched with ``--threads``.
 - ``ivf`` / ``ivfpq``: ragline kinds ``ivf`` and ``ivfpq`` (nlist ``--nlist``, default ragline's
@@ -284,6 +283,33 @@ def race(workloads: dict[str, Callable[[], Any]], passes: int, warmup: Callable[
     return {name: (seconds[name], results[name]) for name in workloads}
 
 
+def interleaved(searches: dict[str, tuple[Callable[[np.ndarray], Any], list[np.ndarray]]], passes: int) -> dict:
+    """Time several one-query-at-a-time searches interleaved query by query, in rotating order.
+
+    Per name: (seconds of each pass, rows found). Each query runs through every search back to back, the
+    first one changing from query to query, so machine noise and cache warmth hit all of them alike:
+    per-pass interleaving (``race``) let load shifts of a loaded 2-core machine into the overhead ratio.
+    """
+    names = list(searches)
+    seconds: dict[str, list[float]] = {name: [] for name in names}
+    found: dict[str, list[np.ndarray]] = {}
+    n_queries = len(next(iter(searches.values()))[1])
+    for _ in range(passes):
+        total = dict.fromkeys(names, 0.0)
+        found = {name: [] for name in names}
+        for i in range(n_queries):
+            for j in range(len(names)):
+                name = names[(i + j) % len(names)]
+                search, queries = searches[name]
+                t = time.perf_counter()
+                rows = search(queries[i])
+                total[name] += time.perf_counter() - t
+                found[name].append(np.asarray(rows).reshape(1, -1)[:, :K])
+        for name in names:
+            seconds[name].append(total[name])
+    return {name: (seconds[name], np.vstack(found[name])) for name in names}
+
+
 def qps(n: int, seconds: list[float]) -> float:
     return round(n / statistics.median(seconds), 1)
 
@@ -350,13 +376,13 @@ def sweep_ragline_vs_faiss(
             index.hnsw.efSearch = max(value, K)  # what ragline passes (efSearch at least k)
         else:
             index.nprobe = min(value, index.nlist)
-        timed = race(
+        warm(lambda q: vi.search(q, K), singles)
+        timed = interleaved(
             {
-                "ragline": one_by_one(lambda q: vi.search(q, K)[1], singles),
-                "faiss": one_by_one(lambda q: index.search(q, K)[1], raw_singles),
+                "ragline": (lambda q: vi.search(q, K)[1], singles),
+                "faiss": (lambda q: index.search(q, K)[1], raw_singles),
             },
             passes,
-            warmup=lambda: warm(lambda q: vi.search(q, K), singles),
         )
         batched = race({"ragline": lambda: vi.search(xq, K)[1], "faiss": lambda: index.search(raw_batch, K)[1]}, passes)
         (r_s, r_rows), (f_s, f_rows) = timed["ragline"], timed["faiss"]
@@ -478,13 +504,13 @@ def filtered_part(
         for ef in args.filter_ef:
             params = faiss.SearchParametersHNSW(efSearch=max(ef, K), sel=faiss.IDSelectorBitmap(bitmap))
             with_search(vi, ef_search=ef, exact_search_below=0.0)
-            timed = race(
+            warm(lambda q, m=mask: vi.search(q, K, allowed=m), singles[:50])
+            timed = interleaved(
                 {
-                    "faiss": one_by_one(lambda q, p=params: index.search(q, K, params=p)[1], raw_singles),
-                    "ragline": one_by_one(lambda q, m=mask: vi.search(q, K, allowed=m)[1], singles),
+                    "faiss": (lambda q, p=params: index.search(q, K, params=p)[1], raw_singles),
+                    "ragline": (lambda q, m=mask: vi.search(q, K, allowed=m)[1], singles),
                 },
                 args.passes,
-                warmup=lambda m=mask: warm(lambda q: vi.search(q, K, allowed=m), singles[:50]),
             )
             (f_s, f_rows), (r_s, r_rows) = timed["faiss"], timed["ragline"]
             entry["faiss-hnsw"].append(
@@ -799,11 +825,21 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     gc.collect()
     log(f"exact: {synthetic}")
 
+    out = args.results / "ann.json"
+    args.results.mkdir(parents=True, exist_ok=True)
+
+    def checkpoint() -> None:
+        """Write what is measured so far: an hour-long run interrupted late keeps its finished parts."""
+        partial = result | {"complete": False, "total_s": round(time.perf_counter() - _T0, 1)}
+        out.write_text(json.dumps(partial, indent=2) + "\n")
+
     methods, vi = hnsw_part(xb, xq, truth, args)
     synthetic["methods"] = methods
     result["synthetic"] = synthetic
+    checkpoint()
     if "filtered" not in args.skip:
         result["filtered"] = filtered_part(vi, xb, xq, methods["hnsw"]["sweep"], args)
+        checkpoint()
     del vi
     gc.collect()
     if "hnswlib" not in args.skip:
@@ -811,9 +847,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             methods["hnswlib"] = {"skipped": "hnswlib is not installed"}
         else:
             methods["hnswlib"] = sweep_hnswlib(xb, xq, truth, args.ef, args)
+        checkpoint()
     for kind in ("ivf", "ivfpq"):
         if kind not in args.skip:
             methods.update(ivf_part(kind, xb, xq, truth, args))
+            checkpoint()
     del xb
     gc.collect()
     synthetic["peak_rss_gib"] = round(peak_rss_gib(), 2)  # before any model is loaded
@@ -827,9 +865,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         result["scifact"] = scifact_part(args, models)
 
     result["peak_rss_gib"] = round(peak_rss_gib(), 2)
+    result["complete"] = True
     result["total_s"] = round(time.perf_counter() - _T0, 1)
-    args.results.mkdir(parents=True, exist_ok=True)
-    (args.results / "ann.json").write_text(json.dumps(result, indent=2) + "\n")
+    out.write_text(json.dumps(result, indent=2) + "\n")
     plot(result, args.results / "ann_recall_qps.png")
     log(f"wrote {args.results / 'ann.json'} and {args.results / 'ann_recall_qps.png'}")
     print(json.dumps(result, indent=2 if args.output == "pretty" else None))
