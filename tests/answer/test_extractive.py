@@ -10,9 +10,8 @@ from ragline.answer.extractive import (
     CalibrationExample,
     ExtractiveReader,
     calibrate_threshold,
-    candidate_spans,
-    sentences,
 )
+from ragline.answer.spans import candidate_spans, sentences
 from ragline.types import Hit
 
 SUBSTATION = (

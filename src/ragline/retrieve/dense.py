@@ -25,4 +25,3 @@ class DenseRetriever(Retriever):
             "embedder_id": stamp.get("id"),
             "vector_index": self.index.settings.vector_index,
         }
-

@@ -1,0 +1,245 @@
+"""Candidate answers: the sentences of a text and the typed, minimal spans in each.
+
+The extractive reader (``ragline.answer.extractive``) scores what this module proposes. A span is the
+smallest piece of a sentence that can answer a question of some type: "SS-339", "$70", "4 weeks",
+"Grid Ops East", "faulty load balancer health check" -- never the whole sentence. Patterns are tried
+in priority order (e-mail before money before ... numbers), and a later match overlapping an earlier
+one is dropped; capitalized-name runs and cue clauses ("root cause was ...", "by ...") come last.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+# --- answer types ----------------------------------------------------------------------------------
+
+NAME, PHRASE, CODE, EMAIL = "name", "phrase", "code", "email"
+MONEY, PERCENT, NUMBER = "money", "percent", "number"
+DATE, YEAR, TIME, DURATION = "date", "year", "time", "duration"
+
+ID = "id"  # a bare integer of 3+ digits: an extension, a ticket number
+
+# --- candidate patterns ----------------------------------------------------------------------------
+
+_NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
+_NUMWORD = (
+    r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fourteen|fifteen|twenty|thirty|forty"
+    r"|fifty|sixty|ninety|a hundred)"
+)
+_ONE_MONEY = rf"(?:[$€£]\s?{_NUM}(?:\s?(?:million|billion|thousand|bn)\b)?|{_NUM}\s?(?:dollars|euros|pounds)\b)"
+_MONTH = (
+    r"(?:January|February|March|April|May|June|July|August|September|October|November|December"
+    r"|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)"
+)
+_DAY = r"\d{1,2}(?:st|nd|rd|th)?"
+_CLOCK = r"\b\d{1,2}:\d{2}(?:\s?(?:am|pm|AM|PM))?(?:\s?UTC)?"
+_TIME_UNIT = r"(?:seconds?|minutes?|hours?|days?|nights?|weeks?|months?|years?|shifts?)"
+
+# In priority order: a later pattern's match that overlaps an earlier one is not a candidate.
+_TYPED: list[tuple[str, re.Pattern[str]]] = [
+    (EMAIL, re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")),
+    (MONEY, re.compile(rf"{_ONE_MONEY}(?:\s?(?:to|-|–|and)\s?{_ONE_MONEY})?")),  # ranges are one answer
+    (PERCENT, re.compile(rf"{_NUM}\s?(?:%|percent\b|per cent\b)")),
+    (
+        DATE,
+        re.compile(
+            rf"\b{_DAY} {_MONTH},? \d{{4}}\b|\b{_MONTH} {_DAY},? \d{{4}}\b|\b\d{{4}}-\d{{2}}-\d{{2}}\b"
+            rf"|\b{_MONTH} \d{{4}}\b|\b{_DAY} {_MONTH}\b|\b{_MONTH} {_DAY}\b"
+        ),
+    ),
+    (TIME, re.compile(rf"{_CLOCK}(?:\s?(?:to|-|–|and|until)\s?{_CLOCK})?")),
+    (
+        DURATION,
+        re.compile(
+            rf"\b(?:{_NUM}|{_NUMWORD})[\s-](?:(?:business|working|calendar|consecutive|full)\s)?{_TIME_UNIT}\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (CODE, re.compile(r"\b[A-Z]{1,5}-\d{1,6}[A-Za-z]?\b|\b[A-Z]{1,3}\d{1,4}\b")),
+    (NUMBER, re.compile(rf"(?<![\w.]){_NUM}(?:\s(?P<unit>[A-Za-z]+))?")),
+]
+_UNIT_WORDS = {"gb", "mb", "tb", "kb", "km", "kv", "kw", "mw", "kwh", "mwh", "times", "percent", "kg", "miles"}
+_YEAR = re.compile(r"\b(?:1[5-9]|20)\d{2}\b")
+
+# Cue clauses: the answer to "what caused X" follows "root cause was"; to "who" often follows "by".
+_CAUSE_CUE = re.compile(
+    r"\b(?:root cause (?:was|is|has been)|caused by|due to|because of|because|as a result of|resulted from)\s+",
+    re.IGNORECASE,
+)
+_AGENT_CUE = re.compile(r"\bby\s+")
+_BOUNDARY = set(
+    "for of on in at to from with between behind during after before since until into onto over under within "
+    "without through across that which who whom whose where when while because so and or but than as if unless "
+    "is are was were has have had will would can could should must may".split()
+)
+_ARTICLES = {"a", "an", "the"}
+_MAX_PHRASE_WORDS = 8
+
+# Capitalized spans: tokens, connectors allowed inside a name, words that start sentences.
+TOKEN = re.compile(r"[^\W\d_][\w'’&-]*|\d[\w.,:-]*|[^\w\s]")
+NAME_CONNECTORS = {"of", "and", "&", "de", "van", "von", "der", "du", "la", "le", "da", "di"}
+_SENTENCE_STARTERS = set(
+    "The A An This That These Those Each Every All Any Some Our Your Its Their His Her If When Where While Inside "
+    "Outside Under For In On At To From By With After Before During Since Until Please Only No Most Many Once "
+    "Also Then There Here It".split()
+)
+NOT_NAMES = set(
+    "January February March April May June July August September October November December Monday Tuesday "
+    "Wednesday Thursday Friday Saturday Sunday I".split()
+)
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9$])")
+_LINE_PREFIX = re.compile(r"^\s*(?:[-*+>]|\d+[.)])\s+|^\s*>\s*")
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}")
+
+
+# --- sentences and candidate spans -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A candidate answer inside a sentence: character offsets in the sentence, its types, its unit."""
+
+    start: int
+    end: int
+    types: frozenset[str]
+    unit: str | None = None
+    cue: str | None = None  # "cause" or "agent" for a clause found after a cue
+
+
+def sentences(text: str) -> list[tuple[int, int]]:
+    """(start, end) offsets of the sentences of ``text``: lines, split at sentence ends.
+
+    Markdown headings are skipped (they name a section; they do not state facts), list and quote
+    markers are left out of the sentence, table rule lines are skipped.
+    """
+    spans: list[tuple[int, int]] = []
+    for line in re.finditer(r"[^\n]+", text):
+        body = line.group()
+        if body.lstrip().startswith("#") or _TABLE_RULE.match(body) or not body.strip():
+            continue
+        prefix = _LINE_PREFIX.match(body)
+        offset = line.start() + (prefix.end() if prefix else 0)
+        body = text[offset : line.end()]
+        start = 0
+        for end in _SENTENCE_END.finditer(body):
+            spans.append((offset + start, offset + end.start()))
+            start = end.end()
+        if body[start:].strip():
+            spans.append((offset + start, offset + len(body.rstrip())))
+    return spans
+
+
+def candidate_spans(sentence: str, types: Iterable[str]) -> list[Span]:
+    """Typed candidate spans of ``sentence`` for the answer types the question accepts."""
+    wanted = set(types)
+    spans: list[Span] = []
+    claimed: list[tuple[int, int]] = []
+    for kind, pattern in _TYPED:
+        for match in pattern.finditer(sentence):
+            start, end = match.span()
+            if any(start < b and a < end for a, b in claimed):
+                continue
+            claimed.append((start, end))
+            spans.extend(_typed_spans(kind, match, sentence))
+    if NAME in wanted:
+        spans.extend(_name_spans(sentence, claimed))
+    if PHRASE in wanted:
+        spans.extend(_cue_spans(sentence, _CAUSE_CUE, "cause"))
+        spans.extend(_cue_spans(sentence, _AGENT_CUE, "agent"))
+    return [s for s in spans if s.types & wanted]
+
+
+def _typed_spans(kind: str, match: re.Match[str], sentence: str) -> list[Span]:
+    """The span of a pattern match, with its unit, and the year inside a date as a span of its own."""
+    start, end = match.span()
+    if kind == NUMBER:
+        end, unit = _number_unit(match)
+        text = sentence[start:end]
+        types = {NUMBER}
+        if _YEAR.fullmatch(text):
+            types.add(YEAR)
+        if unit is None and text.isdigit() and len(text) >= 3:
+            types.add(ID)
+        return [Span(start, end, frozenset(types), unit)]
+    if kind == DURATION:
+        return [Span(start, end, frozenset({DURATION}), match.group().split()[-1].split("-")[-1].lower())]
+    spans = [Span(start, end, frozenset({kind}))]
+    if kind == DATE and (year := _YEAR.search(match.group())):
+        spans.append(Span(start + year.start(), start + year.end(), frozenset({YEAR})))
+    return spans
+
+
+def _number_unit(match: re.Match[str]) -> tuple[int, str | None]:
+    """A number keeps the word after it when that word is a unit ("750 GB", "3 devices", "1.75 times")."""
+    unit = match.group("unit")
+    if unit and (unit.lower() in _UNIT_WORDS or (unit.islower() and len(unit) > 3 and unit.endswith("s"))):
+        return match.end(), unit.lower()
+    return match.start() + len(match.group().split()[0]), None
+
+
+def _name_spans(sentence: str, claimed: list[tuple[int, int]]) -> list[Span]:
+    """Runs of capitalized words ("Line Crew East", "VendorPoint"), minus sentence-initial capitals."""
+    tokens = list(TOKEN.finditer(sentence))
+    words = [t.group() for t in tokens]
+    spans: list[Span] = []
+    i = 0
+    while i < len(tokens):
+        j = i
+        while j < len(tokens) and (
+            _name_word(words[j])
+            or (j > i and words[j] in NAME_CONNECTORS and j + 1 < len(tokens) and _name_word(words[j + 1]))
+        ):
+            j += 1
+        if j == i:
+            i += 1
+            continue
+        run = tokens[i:j]
+        if i == 0 and (run[0].group() in _SENTENCE_STARTERS or (len(run) == 1 and not _camel(run[0].group()))):
+            run = run[1:]  # capitalized only because it starts the sentence
+        if len(run) == 1 and run[0].group() in NOT_NAMES:
+            run = []
+        if run:
+            start, end = run[0].start(), run[-1].end()
+            if not any(start < b and a < end for a, b in claimed):
+                spans.append(Span(start, end, frozenset({NAME})))
+        i = j
+    return spans
+
+
+def _name_word(word: str) -> bool:
+    """Capitalized, no digits; an all-caps word longer than an acronym ("OVERRIDE") is shouting, not a name."""
+    if not word[0].isupper() or any(c.isdigit() for c in word) or not any(c.isalpha() for c in word):
+        return False
+    return not (word.isupper() and len(word) > 5)
+
+
+def _camel(word: str) -> bool:
+    """An internal capital ("VendorPoint", "DeviceDock", "VPN") marks a name even at a sentence start."""
+    return any(c.isupper() for c in word[1:])
+
+
+def _cue_spans(sentence: str, cue: re.Pattern[str], kind: str) -> list[Span]:
+    """The minimal noun phrase after each cue: up to a punctuation mark, a function word, a participle."""
+    spans: list[Span] = []
+    for match in cue.finditer(sentence):
+        words = list(re.finditer(r"[\w'’$%.,:-]*\w|[^\w\s]", sentence[match.end() :]))
+        kept: list[re.Match[str]] = []
+        for k, word in enumerate(words):
+            text = word.group()
+            lowered = text.lower()
+            if not text[0].isalnum() and text[0] != "$":
+                break
+            if kept and (lowered in _BOUNDARY or (k >= 2 and lowered.endswith("ed"))):
+                break
+            if len(kept) == _MAX_PHRASE_WORDS:
+                break
+            kept.append(word)
+        while kept and kept[0].group().lower() in _ARTICLES:
+            kept = kept[1:]
+        if kept:
+            start, end = match.end() + kept[0].start(), match.end() + kept[-1].end()
+            spans.append(Span(start, end, frozenset({PHRASE}), cue=kind))
+    return spans
