@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ragline import __version__
-from ragline.errors import RaglineError
+from ragline.errors import ConfigError, RaglineError
 from ragline.index import VARIANTS, BM25Params, Index, IndexSettings
 from ragline.ingest import LoadReport, load_folder, load_jsonl_corpus
 from ragline.ingest.loaders import document_id
@@ -213,6 +213,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from ragline.retrieve.registry import build_retriever, needs_embeddings
 
     specs = args.retriever or ["bm25"]
+    if args.judge and not args.reader:
+        raise ConfigError("--judge checks the citations of answers: give a --reader too")
     with stderr.status(f"loading {args.dataset}"):
         dataset = load_dataset(args.dataset, args.split)
     settings = _settings(args, embed=needs_embeddings(specs))
@@ -283,9 +285,19 @@ def _eval_answers(args: argparse.Namespace, dataset: Any, index: Index, retrieve
         raise RaglineError(f"{dataset.path} has no questions.jsonl: answer evaluation needs questions with answers")
     questions = sample_questions([QAQuestion.from_record(r) for r in dataset.questions], args.sample, args.seed)
     pipeline = RAGPipeline(index, build_reader(args.reader), retriever=retriever, k=args.k, order=args.order)
-    summary, _ = evaluate_answers(pipeline, questions, match=args.match)
+    judge = None
+    if args.judge:
+        from ragline.answer.judge import SupportJudge
+        from ragline.models.llm import CachedLLM, load_llm
+
+        judge = SupportJudge(CachedLLM(load_llm(None if args.judge == "default" else args.judge)))
+    try:
+        summary, _ = evaluate_answers(pipeline, questions, match=args.match, judge=judge)
+    finally:
+        if judge is not None:
+            judge.llm.close()
     payload = {"dataset": dataset.name, "questions": len(questions), "reader": args.reader, "retriever": retriever,
-               "summary": summary,
+               "judge": judge.id if judge else None, "summary": summary,
                "provenance": {"ragline_version": __version__, "dataset_hash": dataset.hash, "sample": args.sample,
                               "seed": args.seed, "match": args.match, **pipeline.config()}}  # fmt: skip
     if args.output == "json":
@@ -298,6 +310,8 @@ def _eval_answers(args: argparse.Namespace, dataset: Any, index: Index, retrieve
         table.add_row(qtype, str(row["n"]), str(row["correct"]), str(row["wrong"]), str(row["abstained"]))
     Console().print(table)
     rates = {k: summary[k] for k in ("em", "f1", "abstention_rate", "citation_precision", "leaks")}
+    if judge is not None:
+        rates |= {k: summary[k] for k in ("judge_precision", "judge_agreement", "judge_undecided")}
     Console().print("  ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in rates.items()))
     return 0
 
@@ -612,6 +626,12 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("em", "contains"),
         default="em",
         help="em: SQuAD exact match (span readers); contains: the gold answer inside a sentence (LLMs)",
+    )
+    g.add_argument(
+        "--judge",
+        metavar="LLM",
+        help="also ask this LLM (a spec as for --reader llm:model=..., or 'default') whether each citation "
+        "supports its answer: judge_precision, and judge_agreement with the lexical check",
     )
     analysis_flags(p)
     bm25_flags(p)

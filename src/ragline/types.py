@@ -63,6 +63,7 @@ class Citation:
     title: str = ""
     text: str = ""
     supported: bool | None = None  # does the cited text support the answer? None: not checked
+    judged: bool | None = None  # an LLM judge's verdict on the same question (answer/judge.py); None: not asked
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

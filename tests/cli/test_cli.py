@@ -91,6 +91,11 @@ def test_eval_reports_malformed_qrels_with_file_and_line(capsys, tmp_path: Path)
     assert "test.tsv:2" in capsys.readouterr().err
 
 
+def test_eval_judge_needs_a_reader(capsys, tmp_path: Path) -> None:
+    assert main(["eval", str(tmp_path), "--judge", "default"]) == 2
+    assert "--judge checks the citations of answers: give a --reader" in capsys.readouterr().err
+
+
 def test_eval_json_contract_on_scifact(bench: Path, tmp_path: Path) -> None:
     """The acceptance contract: one JSON line on stdout; SciFact BM25 within 0.005 of Pyserini's 0.6789."""
     run_file = tmp_path / "scifact.run"

@@ -4,6 +4,7 @@
   the middle".
 - ``prompt``: the messages for an LLM reader, and its reply read back into an ``Answer``.
 - ``citations``: ``[n]`` markers parsed, mapped to sources and checked for support.
+- ``judge``: an LLM's yes/no verdict on each citation, beside the lexical check.
 - ``extractive``: a deterministic span reader that abstains below a calibrated threshold.
 
 Answer metrics (SQuAD EM/F1, correct / wrong / abstained) live in ``ragline.eval.answers``.
@@ -27,6 +28,7 @@ from ragline.answer.extractive import (
     ExtractiveReader,
     calibrate_threshold,
 )
+from ragline.answer.judge import SupportJudge, judge_messages, parse_verdict
 from ragline.answer.prompt import (
     ABSTAIN_TEXT,
     SYSTEM_PROMPT,
@@ -46,6 +48,7 @@ __all__ = [
     "ExtractiveReader",
     "ParsedCitations",
     "Source",
+    "SupportJudge",
     "answer_from_response",
     "approx_tokens",
     "build_context",
@@ -55,8 +58,10 @@ __all__ = [
     "citation_precision",
     "citation_recall",
     "is_abstention",
+    "judge_messages",
     "neutralize",
     "parse_citations",
+    "parse_verdict",
     "strip_citations",
     "supports",
 ]

@@ -141,3 +141,15 @@ def citation_recall(answer: Answer, context: Context) -> float | None:
     if not supporting:
         return None
     return float(any(c.chunk_id in supporting for c in answer.citations))
+
+
+def judge_precision(answer: Answer) -> float | None:
+    """Share of the answer's citations an LLM judge said support it, among those it decided (``judged``)."""
+    verdicts = [c.judged for c in answer.citations if c.judged is not None]
+    return sum(verdicts) / len(verdicts) if verdicts and not answer.abstained else None
+
+
+def judge_agreement(answer: Answer) -> float | None:
+    """Share of citations on which the LLM judge and the lexical check agree (both decided)."""
+    pairs = [(c.judged, c.supported) for c in answer.citations if c.judged is not None and c.supported is not None]
+    return sum(a == b for a, b in pairs) / len(pairs) if pairs and not answer.abstained else None

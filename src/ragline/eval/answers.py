@@ -141,6 +141,9 @@ class AnswerGrade:
     answer_in_context: bool | None = None  # None: no context given
     citation_precision: float | None = None  # None: undefined (abstained, or no citations)
     citation_recall: float | None = None  # None: undefined (abstained, or no supporting source in context)
+    judge_precision: float | None = None  # share of citations an LLM judge accepted (None: no judge)
+    judge_agreement: float | None = None  # share of citations where the judge and the lexical check agree
+    judge_undecided: int = 0  # citations whose judge reply was neither yes nor no
     leaked: bool = False  # unanswerable question whose restricted answer appears in the output
 
     def to_dict(self) -> dict[str, Any]:
@@ -197,9 +200,12 @@ def grade_answer(
 def _grade_citations(grade: AnswerGrade, answer: Answer, context: Any) -> None:
     # Imported here: ragline.answer.citations uses this module's normalization, so a module-level
     # import would be circular.
-    from ragline.answer.citations import citation_precision, citation_recall
+    from ragline.answer.citations import citation_precision, citation_recall, judge_agreement, judge_precision
 
     grade.citation_precision = citation_precision(answer)
+    grade.judge_precision, grade.judge_agreement = judge_precision(answer), judge_agreement(answer)
+    if answer.details.get("judge"):  # set by ragline.eval.qa when an LLM judge checked the citations
+        grade.judge_undecided = sum(c.judged is None for c in answer.citations)
     if context is not None:
         grade.citation_recall = citation_recall(answer, context)
 
@@ -252,6 +258,9 @@ class AnswerSummary:
     citation_precision: float | None
     citation_recall: float | None
     leaks: int = 0
+    judge_precision: float | None = None  # with an LLM judge (``ragline eval --judge``), else None
+    judge_agreement: float | None = None
+    judge_undecided: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -293,4 +302,7 @@ def summarize(grades: Iterable[AnswerGrade]) -> AnswerSummary:
         citation_precision=_mean(g.citation_precision for g in grades),
         citation_recall=_mean(g.citation_recall for g in grades),
         leaks=sum(g.leaked for g in grades),
+        judge_precision=_mean(g.judge_precision for g in grades),
+        judge_agreement=_mean(g.judge_agreement for g in grades),
+        judge_undecided=sum(g.judge_undecided for g in grades),
     )

@@ -14,6 +14,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
+from ragline.answer.judge import SupportJudge
 from ragline.answer.pipeline import RAGPipeline
 from ragline.eval.answers import AnswerGrade, MatchMode, grade_question, summarize
 from ragline.index.filters import acl_clause
@@ -55,12 +56,17 @@ def sample_questions(questions: list[QAQuestion], per_class: int | None, seed: i
 
 
 def evaluate_answers(
-    pipeline: RAGPipeline, questions: list[QAQuestion], match: MatchMode = "em"
+    pipeline: RAGPipeline, questions: list[QAQuestion], match: MatchMode = "em", judge: SupportJudge | None = None
 ) -> tuple[dict[str, Any], list[AnswerGrade]]:
-    """The summary (correct / wrong / abstained, by type, EM, F1, abstention, citations) and each grade."""
+    """The summary (correct / wrong / abstained, by type, EM, F1, abstention, citations) and each grade.
+
+    ``judge`` also asks an LLM whether each citation supports its answer (``judge_*`` in the summary).
+    """
     grades = []
     for q in track(questions, f"answering ({pipeline.reader.name})", total=len(questions)):
         flt = acl_clause(q.user_groups) if q.user_groups else None
         answer, context = pipeline.answer(q.text, flt)
+        if judge is not None:
+            answer = judge.judge(q.text, answer)
         grades.append(grade_question(q, answer, context, match=match))
     return summarize(grades).to_dict(), grades
