@@ -97,7 +97,8 @@ PLAN: dict[str, tuple[str, str | None]] = {
         SAME_NAME,
     ),
     "lost_in_the_middle": (
-        "ragline experiment lost-in-the-middle --output json --plot benchmarks/results/lost_in_the_middle.png",
+        "ragline experiment lost-in-the-middle --questions 30 --output json "
+        "--plot benchmarks/results/lost_in_the_middle.png",
         SAME_NAME,
     ),
     "answers_orrin_extractive": (
