@@ -114,6 +114,11 @@ PLAN: dict[str, tuple[str, str | None]] = {
         "ragline eval {bench}/squad_v2_dev_subset --reader extractive --retriever bm25 --output json",
         SAME_NAME,
     ),
+    "answers_squad_extractive_sample200": (
+        "ragline eval {bench}/squad_v2_dev_subset --reader extractive --retriever bm25 --sample 200 --seed 0 "
+        "--output json",
+        SAME_NAME,
+    ),
     "answers_squad_llm": (
         "ragline eval {bench}/squad_v2_dev_subset --reader llm:max_tokens=48 --match contains --retriever bm25 "
         "--sample 200 --seed 0 --output json",
