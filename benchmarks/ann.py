@@ -52,7 +52,8 @@ What is measured (k = 10, inner product over L2-normalized float32 vectors, i.e.
   (queries with fewer than 10 results) and recall@10; QPS one query at a time (bitmap packed once, outside
   the timing). ragline ``VectorIndex.search(q, 10, allowed=mask)`` on the same index in two modes:
   ``approx`` (``exact_search_below=0``: graph search with the selector, queries left short redone
-  exactly) and ``exact`` (``exact_search_below=1``: brute force over the allowed rows, timed on the first
+  exactly; the mask is read-only, as a segment hands it out, so ragline packs it once, as the faiss
+  column does) and ``exact`` (``exact_search_below=1``: brute force over the allowed rows, timed on the first
   ``--exact-subset`` queries). ``default`` repeats whichever of the two ragline's shipped
   ``EXACT_SEARCH_BELOW`` picks at that selectivity (at ragline's default ef_search, 128). ``threshold``
   summarizes: the selectivities at which exact beats approx (faster, or approx recall below
@@ -495,6 +496,8 @@ def filtered_part(
         allowed_rows = np.sort(rng.choice(n, max(1, round(s * n)), replace=False))
         mask = np.zeros(n, dtype=bool)
         mask[allowed_rows] = True
+        # Read-only, as Index.search_vector passes a segment's filter mask: VectorIndex prepares it once.
+        mask.flags.writeable = False
         want = min(K, len(allowed_rows))
         log(f"filtered {s:g} ({len(allowed_rows):,} rows): exact truth")
         with faiss_threads(args.build_threads):

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragline.index import Index, IndexSettings
+from ragline.index.filters import parse_filter
 from ragline.retrieve.registry import build_retriever, parse_spec
 from ragline.types import Document
 
@@ -122,3 +123,16 @@ def test_unchanged_corpus_is_never_embedded_twice_across_processes(tmp_path: Pat
     assert "embeddings: 0 computed, 4 from cache" in second.stderr
     assert json.loads(first.stdout)["metrics"] == json.loads(second.stdout)["metrics"]
     assert json.loads(second.stdout)["metrics"]["hit@10"] == 1.0
+
+
+def test_a_repeated_filter_is_prepared_once_per_segment() -> None:
+    # The segment hands out one read-only mask per filter; the vector index packs it once for faiss.
+    index, vectors = vector_index("hnsw")
+    first = [index.search_vector(q, 10, "acl = all") for q in vectors[:5]]
+    seg = index.segments[0]
+    mask = seg.filter_mask(parse_filter("acl = all"))
+    assert not mask.flags.writeable and not seg.filter_rows(parse_filter("acl = all")).flags.writeable
+    assert seg.ann._selections[id(mask)].mask() is mask
+    again = [index.search_vector(q, 10, "acl = all") for q in vectors[:5]]
+    assert again == first
+    assert all(int(index.segments[si].ids[r][1:]) % 2 for hits in again for si, r, _ in hits)
