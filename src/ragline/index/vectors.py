@@ -326,7 +326,9 @@ class VectorIndex:
         """Top ``k`` rows per query: (scores float32 (nq, k), rows int64 (nq, k)), best first.
 
         Short results are padded with row -1 and score -inf. ``allowed``: boolean mask of length
-        ``len(self)``; only rows where it is True are returned. A 1-D query is taken as one query.
+        ``len(self)``; only rows where it is True are returned. A read-only mask that owns its memory
+        is taken as unchangeable and prepared once (do not make it writable again and change it). A 1-D
+        query is taken as one query.
         """
         q = self._prepare(queries, "queries", allow_1d=True)
         _require("k", k, minimum=0)
