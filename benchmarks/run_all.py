@@ -44,6 +44,11 @@ PLAN: dict[str, tuple[str, str | None]] = {
         "--results benchmarks/results/ann_1m --output json",
         None,
     ),
+    "ann_1m_filtered": (
+        "python benchmarks/ann.py --n 1000000 --skip hnswlib,ivf,ivfpq,scifact,embed --ef 128 "
+        "--results benchmarks/results/ann_1m_filtered --output json",
+        None,
+    ),
     "ann_scifact": (
         "python benchmarks/ann.py --n 20000 --queries 200 --skip filtered,ivf,ivfpq,embed "
         "--results benchmarks/results/ann_scifact --output json",
