@@ -136,3 +136,22 @@ def test_a_repeated_filter_is_prepared_once_per_segment() -> None:
     again = [index.search_vector(q, 10, "acl = all") for q in vectors[:5]]
     assert again == first
     assert all(int(index.segments[si].ids[r][1:]) % 2 for hits in again for si, r, _ in hits)
+
+
+@pytest.mark.parametrize("flt", [None, "acl = all"])
+def test_kept_vector_masks_follow_each_commit(flt: str | None) -> None:
+    # The allowed rows (live, passing the filter) are kept between queries, and rebuilt after a commit.
+    index, vectors = vector_index("hnsw")
+    index.delete([f"d{i}" for i in range(0, 400, 3)])
+    index.commit()
+    node = parse_filter(flt)
+    kept = index._vector_allowed(0, node)
+    assert kept is index._vector_allowed(0, node) and not kept.flags.writeable
+    before = [index.search_vector(q, 10, flt) for q in vectors[:10]]
+    assert all(int(index.segments[si].ids[r][1:]) % 3 for hits in before for si, r, _ in hits)
+    index.delete([f"d{i}" for i in range(1, 400, 5)])
+    index.commit()
+    for q in vectors[:10]:
+        ids = [int(index.segments[si].ids[r][1:]) for si, r, _ in index.search_vector(q, 10, flt)]
+        assert len(ids) == 10 and all(i % 3 and i % 5 != 1 for i in ids)
+        assert flt is None or all(i % 2 for i in ids)

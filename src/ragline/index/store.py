@@ -41,6 +41,7 @@ from ragline.types import Document, Hit
 FORMAT = 1
 MANIFEST = "manifest.json"
 _NO_MASK = np.zeros(0, dtype=np.bool_)
+_KEPT_VECTOR_MASKS = 32  # (segment, filter) masks of live, allowed rows kept for vector search
 
 
 @dataclass(frozen=True)
@@ -129,6 +130,7 @@ class Index:
         self._embedder: Any = None
         self._scratch = threading.local()
         self._scorers: dict[BM25Params, dict[str, Any]] = {}
+        self._vector_masks: dict[tuple[int, Any], np.ndarray | None] = {}  # (segment, filter) -> allowed rows
         self._collection_stats: dict[str, Any] | None = None
         self._id_map: dict[str, tuple[int, int]] | None = None
 
@@ -438,6 +440,7 @@ class Index:
     def _invalidate(self) -> None:
         self._collection_stats = None
         self._scorers.clear()
+        self._vector_masks.clear()
         self._id_map = None
 
     # -- dense search -----------------------------------------------------------------------------
@@ -489,16 +492,29 @@ class Index:
         for si, seg in enumerate(self.segments):
             if seg.ann is None:
                 continue
-            allowed = ~self.deleted[si] if self.deleted[si].any() else None
-            if node is not None:
-                mask = seg.filter_mask(node)
-                allowed = mask if allowed is None else allowed & mask
-            if allowed is not None and not allowed.any():
-                continue
-            scores, rows = seg.ann.search(vector[np.newaxis, :], k, allowed)
+            scores, rows = seg.ann.search(vector[np.newaxis, :], k, self._vector_allowed(si, node))
             found.extend((si, int(r), float(sc)) for sc, r in zip(scores[0], rows[0]) if r >= 0)
         found.sort(key=lambda hit: -hit[2])
         return found[:k]
+
+    def _vector_allowed(self, si: int, node: Any) -> np.ndarray | None:
+        """Rows of segment ``si`` a vector search may return: live and passing ``node`` (None: every row).
+
+        Kept until the next commit or reload, and read-only, so that the segment's vector index counts
+        and packs it once for all the queries that share it (at 1M rows ~150 us a query otherwise).
+        """
+        key = (si, node)
+        if key in self._vector_masks:
+            return self._vector_masks[key]
+        dead = self.deleted[si]
+        mask = None if node is None else self.segments[si].filter_mask(node)
+        if dead.any():
+            mask = ~dead if mask is None else mask & ~dead
+            mask.flags.writeable = False
+        if len(self._vector_masks) >= _KEPT_VECTOR_MASKS:
+            self._vector_masks.clear()  # a bound on memory: masks are cheap to build again
+        self._vector_masks[key] = mask
+        return mask
 
     # -- writing ----------------------------------------------------------------------------------
     def add(self, documents: Iterable[Document], vectors: np.ndarray | None = None) -> int:
