@@ -2,42 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-
 import pytest
 
+from llm_fakes import FakeLLM
 from ragline.answer.judge import SupportJudge, judge_messages, parse_verdict
 from ragline.eval.answers import grade_answer, summarize
-from ragline.models.llm import LLM, Message, load_llm
+from ragline.models.llm import load_llm
 from ragline.types import Answer, Citation
 
 CITED = [
     Citation(1, "travel", "travel#0", "Travel", "Receipts are due within 30 days.", supported=True),
     Citation(2, "expenses", "expenses#0", "Expenses", "Meals are capped at $70 a day.", supported=False),
 ]
-
-
-class ScriptedLLM(LLM):
-    """Replies with the next of ``replies``; records the messages it was sent."""
-
-    def __init__(self, replies: list[str]) -> None:
-        self.replies = list(replies)
-        self.calls: list[list[Message]] = []
-
-    @property
-    def id(self) -> str:
-        return "scripted@1"
-
-    def chat(self, messages: Sequence[Message], max_tokens: int = 256, temperature: float = 0.0,
-             seed: int = 0, stop: str | Sequence[str] | None = None) -> str:  # fmt: skip
-        self.calls.append(list(messages))
-        return self.replies.pop(0)
-
-    def stream(self, messages: Sequence[Message], *args: object, **kwargs: object) -> Iterator[str]:
-        yield self.chat(messages)
-
-    def count_tokens(self, text: str) -> int:
-        return len(text.split())
 
 
 @pytest.mark.parametrize(
@@ -69,7 +45,7 @@ def test_the_passage_is_fenced_and_cannot_close_its_fence() -> None:
 
 
 def test_judge_sets_each_citation_verdict_and_names_itself() -> None:
-    llm = ScriptedLLM(["Yes", "no"])
+    llm = FakeLLM(["Yes", "no"], model_id="scripted@1")
     answer = Answer("within 30 days", False, list(CITED), "llm")
     judged = SupportJudge(llm).judge("When are receipts due?", answer)
     assert [c.judged for c in judged.citations] == [True, False]
@@ -80,7 +56,7 @@ def test_judge_sets_each_citation_verdict_and_names_itself() -> None:
 
 
 def test_an_abstention_is_not_judged() -> None:
-    llm = ScriptedLLM([])
+    llm = FakeLLM([])
     answer = Answer("", True, [], "llm")
     assert SupportJudge(llm).judge("q", answer) is answer and not llm.calls
 
@@ -97,7 +73,7 @@ def test_an_abstention_is_not_judged() -> None:
 def test_grading_reports_judge_figures(
     replies: list[str], precision: float | None, agreement: float | None, undecided: int
 ) -> None:
-    answer = SupportJudge(ScriptedLLM(replies)).judge("q", Answer("within 30 days", False, list(CITED), "llm"))
+    answer = SupportJudge(FakeLLM(replies)).judge("q", Answer("within 30 days", False, list(CITED), "llm"))
     grade = grade_answer(answer, ["30 days"], ["travel"], match="contains")
     assert (grade.judge_precision, grade.judge_agreement, grade.judge_undecided) == (precision, agreement, undecided)
     summary = summarize([grade, grade_answer(Answer("", True), ["30 days"])])

@@ -1,15 +1,15 @@
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
+from llm_fakes import FakeLLM
 from ragline.errors import ConfigError
 from ragline.ingest.chunkers import build_chunker
 from ragline.ingest.context import build_contextualizer
 from ragline.ingest.llm_context import LLMContextualizer, fit_document, tidy
-from ragline.models.llm import LLM, CachedLLM, LLMResponseCache, Message
+from ragline.models.llm import CachedLLM, LLMResponseCache
 from ragline.types import Document
 
 POLICY = """# Travel Policy
@@ -24,33 +24,10 @@ Flights shorter than 6 hours are booked in economy class.
 """
 
 
-class FakeLLM(LLM):
-    """Words are tokens; the answer names the call, so that each context is recognisable."""
-
-    def __init__(self, n_ctx: int = 4096) -> None:
-        self.n_ctx = n_ctx
-        self.calls: list[list[Message]] = []
-
-    @property
-    def id(self) -> str:
-        return "fake-llm@1"
-
-    def chat(
-        self,
-        messages: Sequence[Message],
-        max_tokens: int = 256,
-        temperature: float = 0.0,
-        seed: int = 0,
-        stop: str | Sequence[str] | None = None,
-    ) -> str:
-        self.calls.append(list(messages))
-        return f"  Context\n number {len(self.calls)}. "
-
-    def stream(self, messages: Sequence[Message], *args: object, **kwargs: object) -> Iterator[str]:
-        yield self.chat(messages)
-
-    def count_tokens(self, text: str) -> int:
-        return len(text.split())
+def context_llm(n_ctx: int = 4096) -> FakeLLM:
+    """Answers with the call's number, so that each context is recognisable."""
+    fake = FakeLLM(lambda *request: f"  Context\n number {len(fake.calls)}. ", n_ctx=n_ctx)
+    return fake
 
 
 @pytest.fixture(autouse=True)
@@ -64,7 +41,7 @@ def policy_and_chunks(size: int = 12) -> tuple[Document, list[Document]]:
 
 
 def test_prompt_puts_the_whole_document_before_the_chunk() -> None:
-    fake = FakeLLM()
+    fake = context_llm()
     document, chunks = policy_and_chunks()
     LLMContextualizer(fake).contextualize(document, chunks)
     assert len(fake.calls) == len(chunks) > 1
@@ -87,19 +64,19 @@ def test_prompt_puts_the_whole_document_before_the_chunk() -> None:
 
 def test_index_text_is_the_context_then_the_chunk_and_text_is_unchanged() -> None:
     document, chunks = policy_and_chunks()
-    out, vectors = LLMContextualizer(FakeLLM()).contextualize(document, chunks)
+    out, vectors = LLMContextualizer(context_llm()).contextualize(document, chunks)
     assert vectors is None
     assert [c.text for c in out] == [c.text for c in chunks]
     assert [c.id for c in out] == [c.id for c in chunks]
     assert [c.index_text for c in out] == [f"Context number {i}. {c.text}" for i, c in enumerate(chunks, 1)]
 
-    with_breadcrumb, _ = LLMContextualizer(FakeLLM(), breadcrumb=True).contextualize(document, chunks)
+    with_breadcrumb, _ = LLMContextualizer(context_llm(), breadcrumb=True).contextualize(document, chunks)
     assert with_breadcrumb[-1].index_text == f"[Travel Policy > Limits] Context number {len(chunks)}. {chunks[-1].text}"
 
 
 def test_contexts_are_cached_on_disk_across_instances() -> None:
     document, chunks = policy_and_chunks()
-    first_llm, second_llm = FakeLLM(), FakeLLM()
+    first_llm, second_llm = context_llm(), context_llm()
     first, _ = LLMContextualizer(first_llm).contextualize(document, chunks)
     second, _ = LLMContextualizer(second_llm).contextualize(document, chunks)  # a new cache object, same file
     assert len(first_llm.calls) == len(chunks)
@@ -117,7 +94,7 @@ def test_a_long_document_is_cut_around_the_chunk_which_stays_whole() -> None:
     document = Document("long", text, "Long Title")
     chunks = build_chunker("fixed:size=50").chunk(document)
     middle = chunks[20]
-    fake = FakeLLM(n_ctx=400)
+    fake = context_llm(n_ctx=400)
     out, _ = LLMContextualizer(fake, max_tokens=40).contextualize(document, [middle])
     prompt = fake.calls[0][0]["content"]
     excerpt = prompt.split("<document>\n")[1].split("\n</document>")[0]
@@ -162,7 +139,7 @@ def test_specs() -> None:
 
 
 def test_a_given_cached_llm_is_not_wrapped_twice() -> None:
-    cached = CachedLLM(FakeLLM())
+    cached = CachedLLM(context_llm())
     assert LLMContextualizer(cached).llm is cached
 
 
