@@ -106,7 +106,7 @@ import platform  # noqa: E402
 import resource  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
-from collections.abc import Callable, Iterator  # noqa: E402
+from collections.abc import Callable  # noqa: E402
 from importlib import metadata  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
@@ -114,7 +114,7 @@ from typing import Any  # noqa: E402
 import faiss  # noqa: E402
 import numpy as np  # noqa: E402
 
-from ragline.index.vectors import EXACT_SEARCH_BELOW, VectorIndex, VectorIndexConfig  # noqa: E402
+from ragline.index.vectors import EXACT_SEARCH_BELOW, VectorIndex, VectorIndexConfig, omp_threads  # noqa: E402
 
 try:
     import hnswlib  # noqa: E402
@@ -141,16 +141,6 @@ def rss_gib() -> float:
 
 def peak_rss_gib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB on Linux
-
-
-@contextlib.contextmanager
-def faiss_threads(n: int) -> Iterator[None]:
-    previous = faiss.omp_get_max_threads()
-    faiss.omp_set_num_threads(n)
-    try:
-        yield
-    finally:
-        faiss.omp_set_num_threads(previous)
 
 
 # -- data ---------------------------------------------------------------------------------------------
@@ -348,7 +338,7 @@ def with_search(vi: VectorIndex, **changes: Any) -> VectorIndex:
 def build_ragline(xb: np.ndarray, config: VectorIndexConfig, build_threads: int, train_sample: int, seed: int):
     log(f"building ragline {config.kind} over {len(xb):,} vectors ({build_threads} threads)")
     t = time.perf_counter()
-    with faiss_threads(build_threads):
+    with omp_threads(build_threads):
         if train_sample and config.kind in ("ivf", "ivfpq") and train_sample < len(xb):
             rng = np.random.default_rng([seed, 3])
             vi = VectorIndex(xb.shape[1], config)
@@ -500,7 +490,7 @@ def filtered_part(
         mask.flags.writeable = False
         want = min(K, len(allowed_rows))
         log(f"filtered {s:g} ({len(allowed_rows):,} rows): exact truth")
-        with faiss_threads(args.build_threads):
+        with omp_threads(args.build_threads):
             truth = exact_top_k(xq, xb, allowed_rows, K)
         bitmap = np.packbits(mask, bitorder="little")
         entry: dict[str, Any] = {"selectivity": s, "allowed_rows": len(allowed_rows), "faiss-hnsw": [], "approx": []}

@@ -140,7 +140,7 @@ def _as_config(config: VectorIndexConfig | str | None) -> VectorIndexConfig:
 
 
 @contextlib.contextmanager
-def _omp_threads(threads: int | None) -> Iterator[None]:
+def omp_threads(threads: int | None) -> Iterator[None]:
     """Run faiss with ``threads`` OpenMP threads, then restore the previous setting.
 
     OpenMP's thread count belongs to the calling thread, so this touches no other Python thread's faiss
@@ -269,7 +269,7 @@ class VectorIndex:
             self._index = self._new_index(0)
             return
         index = self._new_index(len(x))
-        with _omp_threads(self._config.threads):
+        with omp_threads(self._config.threads):
             index.train(x)
         self._index = index
         self._params_cache.clear()
@@ -281,7 +281,7 @@ class VectorIndex:
             return
         if self._index is None:
             self.train(x)
-        with _omp_threads(self._config.threads):
+        with omp_threads(self._config.threads):
             self._index.add(x)
 
     def _prepare(self, vectors: np.ndarray, what: str, allow_1d: bool = False) -> np.ndarray:
@@ -407,7 +407,7 @@ class VectorIndex:
         if self._config.threads is None:  # skip the context manager: it is a tenth of a fast query's time
             scores, rows = self._index.search(q, k, params=params)
         else:
-            with _omp_threads(self._config.threads):
+            with omp_threads(self._config.threads):
                 scores, rows = self._index.search(q, k, params=params)
         if rows[:, -1].min() < 0:  # faiss pads with -FLT_MAX; -inf says "no result" unambiguously
             scores[rows < 0] = -np.inf
