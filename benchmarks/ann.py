@@ -52,10 +52,11 @@ What is measured (k = 10, inner product over L2-normalized float32 vectors, i.e.
   (queries with fewer than 10 results) and recall@10; QPS one query at a time (bitmap packed once, outside
   the timing). ragline ``VectorIndex.search(q, 10, allowed=mask)`` on the same index in two modes:
   ``approx`` (``exact_search_below=0``: graph search with the selector, queries left short redone
-  exactly; the mask is read-only, as a segment hands it out, so ragline packs it once, as the faiss
-  column does) and ``exact`` (``exact_search_below=1``: brute force over the allowed rows, timed on the first
-  ``--exact-subset`` queries). ``default`` repeats whichever of the two ragline's shipped
-  ``EXACT_SEARCH_BELOW`` picks at that selectivity (at ragline's default ef_search, 128). ``threshold``
+  exactly; the mask is prepared once by ``VectorIndex.allow``, as ``Index.search_vector`` does per
+  commit and as the faiss column packs its bitmap once) and ``exact`` (``exact_search_below=1``: brute
+  force over the allowed rows, timed on the first ``--exact-subset`` queries). ``default`` repeats
+  whichever of the two ragline's shipped ``EXACT_SEARCH_BELOW`` picks at that selectivity (at ragline's
+  default ef_search, 128). ``threshold``
   summarizes: the selectivities at which exact beats approx (faster, or approx recall below
   ``--recall-target``), and the suggested ``exact_search_below`` (the smallest tested selectivity above all
   of those).
@@ -486,8 +487,7 @@ def filtered_part(
         allowed_rows = np.sort(rng.choice(n, max(1, round(s * n)), replace=False))
         mask = np.zeros(n, dtype=bool)
         mask[allowed_rows] = True
-        # Read-only, as Index.search_vector passes a segment's filter mask: VectorIndex prepares it once.
-        mask.flags.writeable = False
+        prepared = vi.allow(mask)  # once, as Index.search_vector prepares a segment's filter per commit
         want = min(K, len(allowed_rows))
         log(f"filtered {s:g} ({len(allowed_rows):,} rows): exact truth")
         with omp_threads(args.build_threads):
@@ -497,11 +497,11 @@ def filtered_part(
         for ef in args.filter_ef:
             params = faiss.SearchParametersHNSW(efSearch=max(ef, K), sel=faiss.IDSelectorBitmap(bitmap))
             with_search(vi, ef_search=ef, exact_search_below=0.0)
-            warm(lambda q, m=mask: vi.search(q, K, allowed=m), singles[:50])
+            warm(lambda q, m=prepared: vi.search(q, K, allowed=m), singles[:50])
             timed = interleaved(
                 {
                     "faiss": (lambda q, p=params: index.search(q, K, params=p)[1], raw_singles),
-                    "ragline": (lambda q, m=mask: vi.search(q, K, allowed=m)[1], singles),
+                    "ragline": (lambda q, m=prepared: vi.search(q, K, allowed=m)[1], singles),
                 },
                 args.passes,
             )
@@ -526,7 +526,7 @@ def filtered_part(
             log(f"  ef={ef}: faiss {entry['faiss-hnsw'][-1]}")
             log(f"  ef={ef}: ragline approx {entry['approx'][-1]}")
         with_search(vi, ef_search=default_ef, exact_search_below=1.0)
-        timed = race({"exact": one_by_one(lambda q, m=mask: vi.search(q, K, allowed=m)[1], sub)}, 1)
+        timed = race({"exact": one_by_one(lambda q, m=prepared: vi.search(q, K, allowed=m)[1], sub)}, 1)
         e_s, e_rows = timed["exact"]
         entry["exact"] = {
             "queries": len(sub),

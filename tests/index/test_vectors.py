@@ -127,7 +127,7 @@ def test_short_approximate_results_are_redone_exactly(data: np.ndarray, queries:
     # exact_search_below=0 forces the approximate search, which runs short at 1% selectivity.
     index = VectorIndex.build(data, SPECS[kind] + ",exact_search_below=0")
     mask = np.random.default_rng(6).random(N) < 0.01
-    plain_rows = index._approximate(index._prepare(queries, "q"), K, index._selection(mask))[1]
+    plain_rows = index._approximate(index._prepare(queries, "q"), K, index.allow(mask))[1]
     short = (plain_rows < 0).any(axis=1)
     assert short.any(), "the data no longer exercises the fallback"
     _, rows = index.search(queries, K, allowed=mask)
@@ -258,45 +258,44 @@ def _allowed_only(rows: np.ndarray, mask: np.ndarray) -> bool:
 
 
 @pytest.mark.parametrize("kind", ["hnsw", "ivf"])
-def test_a_read_only_mask_is_packed_once_and_reused(indexes: dict[str, VectorIndex], queries: np.ndarray, kind: str):
+def test_prepared_allowed_rows_search_like_the_mask(indexes: dict[str, VectorIndex], queries: np.ndarray, kind: str):
     index = indexes[kind]
     mask = np.random.default_rng(7).random(N) < 0.5
-    fresh = index.search(queries, K, allowed=mask.copy())
-    mask.flags.writeable = False
-    first = index.search(queries, K, allowed=mask)
-    kept = index._selections[id(mask)]
-    second = index.search(queries, K, allowed=mask)
-    assert index._selections[id(mask)] is kept  # the same prepared selection, not packed again
+    fresh = index.search(queries, K, allowed=mask)
+    prepared = index.allow(mask)
+    first = index.search(queries, K, allowed=prepared)
+    params = dict(prepared.params)
+    second = index.search(queries, K, allowed=prepared)
+    assert prepared.params == params and len(params) == 1  # the same search parameters, not built again
     for scores, rows in (first, second):
         np.testing.assert_array_equal(rows, fresh[1])
         np.testing.assert_array_equal(scores, fresh[0])
 
 
 @pytest.mark.parametrize("kind", ["hnsw", "ivf"])
-def test_masks_that_can_change_are_packed_on_every_call(
+def test_masks_are_read_when_searched_or_prepared(
     indexes: dict[str, VectorIndex], queries: np.ndarray, kind: str
 ) -> None:
     index = indexes[kind]
-    base = np.random.default_rng(8).random(N) < 0.5
-    view = base[:]  # a read-only view of a writable array can still change through the array
-    view.flags.writeable = False
-    for mask in (base, view):
-        before = index.search(queries, K, allowed=mask)[1]
-        assert _allowed_only(before, base)
-        base[:] = ~base  # in place: same object, other rows
-        after = index.search(queries, K, allowed=mask)[1]
-        assert _allowed_only(after, base), "a stale packed bitmap was used"
-        kept = index._selections.get(id(mask))  # an id can be an old, collected mask's: check identity
-        assert kept is None or kept.mask() is not mask
+    mask = np.random.default_rng(8).random(N) < 0.5
+    original = mask.copy()
+    prepared = index.allow(mask)
+    before = index.search(queries, K, allowed=mask)[1]
+    assert _allowed_only(before, mask)
+    mask[:] = ~mask  # in place: the same object, other rows
+    after = index.search(queries, K, allowed=mask)[1]
+    assert _allowed_only(after, mask), "a stale packed bitmap was used"
+    assert _allowed_only(index.search(queries, K, allowed=prepared)[1], original)  # allow() copied the mask
 
 
-def test_changing_search_settings_drops_prepared_selections(data: np.ndarray, queries: np.ndarray) -> None:
+def test_prepared_rows_follow_search_settings_and_index_size(data: np.ndarray, queries: np.ndarray) -> None:
     index = VectorIndex.build(data, SPECS["hnsw"])
     mask = np.random.default_rng(9).random(N) < 0.5
-    mask.flags.writeable = False
-    index.search(queries, K, allowed=mask)
+    prepared = index.allow(mask)
+    index.search(queries, K, allowed=prepared)
     index.set_search(ef_search=16)
-    assert not index._selections
-    rows = index.search(queries, K, allowed=mask)[1]
+    rows = index.search(queries, K, allowed=prepared)[1]
     assert _allowed_only(rows, mask)
-    assert index._selections[id(mask)].params[K].efSearch == 16
+    assert sorted(p.efSearch for p in prepared.params.values()) == [16, 128]
+    with pytest.raises(ConfigError, match="prepared for 3000 rows"):
+        VectorIndex.build(data[:100], SPECS["flat"]).search(queries, K, allowed=prepared)

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from ragline.index import Index, IndexSettings
 from ragline.index.filters import parse_filter
+from ragline.index.vectors import AllowedRows
 from ragline.retrieve.registry import build_retriever, parse_spec
 from ragline.types import Document
 
@@ -126,15 +127,13 @@ def test_unchanged_corpus_is_never_embedded_twice_across_processes(tmp_path: Pat
 
 
 def test_a_repeated_filter_is_prepared_once_per_segment() -> None:
-    # The segment hands out one read-only mask per filter; the vector index packs it once for faiss.
+    # The index prepares each segment's allowed rows once; the vector index reuses them for every query.
     index, vectors = vector_index("hnsw")
     first = [index.search_vector(q, 10, "acl = all") for q in vectors[:5]]
-    seg = index.segments[0]
-    mask = seg.filter_mask(parse_filter("acl = all"))
-    assert not mask.flags.writeable and not seg.filter_rows(parse_filter("acl = all")).flags.writeable
-    assert seg.ann._selections[id(mask)].mask() is mask
+    prepared = index._vector_allowed(0, parse_filter("acl = all"))
+    assert isinstance(prepared, AllowedRows) and prepared.params  # used by the searches above
     again = [index.search_vector(q, 10, "acl = all") for q in vectors[:5]]
-    assert again == first
+    assert again == first and index._vector_allowed(0, parse_filter("acl = all")) is prepared
     assert all(int(index.segments[si].ids[r][1:]) % 2 for hits in again for si, r, _ in hits)
 
 
@@ -146,7 +145,7 @@ def test_kept_vector_masks_follow_each_commit(flt: str | None) -> None:
     index.commit()
     node = parse_filter(flt)
     kept = index._vector_allowed(0, node)
-    assert kept is index._vector_allowed(0, node) and not kept.flags.writeable
+    assert kept is index._vector_allowed(0, node) and isinstance(kept, AllowedRows)
     before = [index.search_vector(q, 10, flt) for q in vectors[:10]]
     assert all(int(index.segments[si].ids[r][1:]) % 3 for hits in before for si, r, _ in hits)
     index.delete([f"d{i}" for i in range(1, 400, 5)])

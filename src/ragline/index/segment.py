@@ -241,12 +241,8 @@ class Segment:
     def _filtered(self, node: Node) -> tuple[np.ndarray, np.ndarray]:
         found = self._masks.get(node)
         if found is None:
-            mask = np.array(evaluate(node, self.column, len(self)), dtype=bool)  # owned: read-only holds
-            rows = np.flatnonzero(mask)
-            # Read-only: callers share these arrays, and the vector index keeps a packed copy of a
-            # read-only mask (VectorIndex._selection) instead of packing it on every query.
-            mask.flags.writeable = rows.flags.writeable = False
-            found = self._masks[node] = (mask, rows)
+            mask = evaluate(node, self.column, len(self))
+            found = self._masks[node] = (mask, np.flatnonzero(mask))
             if len(self._masks) > 64:
                 self._masks.popitem(last=False)
         else:

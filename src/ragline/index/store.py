@@ -35,6 +35,7 @@ from ragline.index.bm25 import BM25Params, absent_weight, idf, tf_weight
 from ragline.index.filters import FilterLike, parse_filter
 from ragline.index.kernels import accumulate, select_from_allowed_rows, select_from_postings, select_from_rows
 from ragline.index.segment import FIELD_TEXT, FieldPostings, Segment, build_vector_index, check_fields
+from ragline.index.vectors import AllowedRows
 from ragline.text import Analyzer, get_analyzer
 from ragline.types import Document, Hit
 
@@ -130,7 +131,7 @@ class Index:
         self._embedder: Any = None
         self._scratch = threading.local()
         self._scorers: dict[BM25Params, dict[str, Any]] = {}
-        self._vector_masks: dict[tuple[int, Any], np.ndarray | None] = {}  # (segment, filter) -> allowed rows
+        self._vector_masks: dict[tuple[int, Any], AllowedRows | None] = {}  # (segment, filter) -> allowed rows
         self._collection_stats: dict[str, Any] | None = None
         self._id_map: dict[str, tuple[int, int]] | None = None
 
@@ -497,24 +498,24 @@ class Index:
         found.sort(key=lambda hit: -hit[2])
         return found[:k]
 
-    def _vector_allowed(self, si: int, node: Any) -> np.ndarray | None:
+    def _vector_allowed(self, si: int, node: Any) -> AllowedRows | None:
         """Rows of segment ``si`` a vector search may return: live and passing ``node`` (None: every row).
 
-        Kept until the next commit or reload, and read-only, so that the segment's vector index counts
-        and packs it once for all the queries that share it (at 1M rows ~150 us a query otherwise).
+        Prepared for faiss once (``VectorIndex.allow``) and kept until the next commit or reload, so the
+        queries that share a filter do not rebuild and pack it (at 1M rows ~150 us a query otherwise).
         """
         key = (si, node)
         if key in self._vector_masks:
             return self._vector_masks[key]
-        dead = self.deleted[si]
-        mask = None if node is None else self.segments[si].filter_mask(node)
+        dead, seg = self.deleted[si], self.segments[si]
+        mask = None if node is None else seg.filter_mask(node)
         if dead.any():
             mask = ~dead if mask is None else mask & ~dead
-            mask.flags.writeable = False
+        allowed = None if mask is None else seg.ann.allow(mask)
         if len(self._vector_masks) >= _KEPT_VECTOR_MASKS:
             self._vector_masks.clear()  # a bound on memory: masks are cheap to build again
-        self._vector_masks[key] = mask
-        return mask
+        self._vector_masks[key] = allowed
+        return allowed
 
     # -- writing ----------------------------------------------------------------------------------
     def add(self, documents: Iterable[Document], vectors: np.ndarray | None = None) -> int:

@@ -33,8 +33,6 @@ import logging
 import math
 import os
 import tempfile
-import weakref
-from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,7 +60,6 @@ MIN_POINTS_PER_CENTROID = 39
 
 # Exact search scores queries against at most this many floats at once, bounding its memory (64 MiB).
 _EXACT_BLOCK_FLOATS = 1 << 24
-_KEPT_SELECTIONS = 16  # prepared read-only filter masks kept per index
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,13 +170,14 @@ def _kind_of(index: faiss.Index) -> str:
 
 
 @dataclass(slots=True)
-class _Selection:
-    """An ``allowed`` mask prepared for faiss: its row count, packed bitmap and search parameters per k."""
+class AllowedRows:
+    """An ``allowed`` mask prepared for faiss by :meth:`VectorIndex.allow`: checked, counted and packed
+    once, so that the queries sharing a filter do not redo it (~80 us a query at 1M rows)."""
 
-    mask: weakref.ref[np.ndarray]  # identity check: an id can be reused once the mask is gone
+    mask: np.ndarray
     count: int
     bitmap: np.ndarray
-    params: dict[int, faiss.SearchParameters] = field(default_factory=dict)
+    params: dict[tuple[int, VectorIndexConfig], faiss.SearchParameters] = field(default_factory=dict)
 
 
 def _top_k(scores: np.ndarray, rows: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -213,7 +211,6 @@ class VectorIndex:
             raise ConfigError(f"ivfpq pq_m={self._config.pq_m} must divide the dimension {dim}")
         self._kind = self._config.kind
         self._params_cache: dict[int, faiss.SearchParameters] = {}  # unfiltered search parameters per k
-        self._selections: OrderedDict[int, _Selection] = OrderedDict()  # read-only masks, by id
         # IVF kinds are created by train(): the default nlist depends on the training set's size.
         self._index: faiss.Index | None = None if self._kind in IVF_KINDS else self._new_index(0)
 
@@ -318,22 +315,27 @@ class VectorIndex:
             raise ConfigError(f"only {sorted(allowed)} can change after building, not {fixed}")
         self._config = dataclasses.replace(self._config, **settings)
         self._params_cache.clear()
-        self._selections.clear()
 
     # -- searching ----------------------------------------------------------------------------------
 
-    def search(self, queries: np.ndarray, k: int, allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def search(
+        self, queries: np.ndarray, k: int, allowed: np.ndarray | AllowedRows | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Top ``k`` rows per query: (scores float32 (nq, k), rows int64 (nq, k)), best first.
 
         Short results are padded with row -1 and score -inf. ``allowed``: boolean mask of length
-        ``len(self)``; only rows where it is True are returned. A read-only mask that owns its memory
-        is taken as unchangeable and prepared once (do not make it writable again and change it). A 1-D
-        query is taken as one query.
+        ``len(self)``, or the same prepared once by :meth:`allow` for many searches; only rows where it
+        is True are returned. A 1-D query is taken as one query.
         """
         q = self._prepare(queries, "queries", allow_1d=True)
         _require("k", k, minimum=0)
-        mask = self._check_mask(allowed)
-        selection = None if mask is None else self._selection(mask)
+        if allowed is None or isinstance(allowed, AllowedRows):
+            selection = allowed
+        else:  # a plain mask serves this call only: no copy
+            selection = self._allowed_rows(np.asarray(allowed))
+        if selection is not None and len(selection.mask) != len(self):
+            raise ConfigError(f"allowed rows were prepared for {len(selection.mask)} rows, this index has {len(self)}")
+        mask = None if selection is None else selection.mask
         n = len(self)
         n_allowed = n if selection is None else selection.count
         if k == 0 or n_allowed == 0 or len(q) == 0:
@@ -349,44 +351,34 @@ class VectorIndex:
             scores[short], rows[short] = self._exact(q[short], k, candidates)
         return scores, rows
 
-    def _check_mask(self, allowed: np.ndarray | None) -> np.ndarray | None:
-        if allowed is None:
-            return None
-        mask = np.asarray(allowed)
+    def allow(self, allowed: np.ndarray) -> AllowedRows:
+        """``allowed`` (a boolean mask, one entry per row) prepared for any number of :meth:`search` calls.
+
+        The mask is copied, so changing it later changes nothing here.
+        """
+        mask = np.array(allowed)
+        mask.flags.writeable = False
+        return self._allowed_rows(mask)
+
+    def _allowed_rows(self, mask: np.ndarray) -> AllowedRows:
         if mask.dtype != np.bool_ or mask.shape != (len(self),):
             raise ConfigError(
                 f"allowed must be a boolean mask with one entry per row ({len(self)}), got dtype "
                 f"{mask.dtype} and shape {mask.shape}; for a list of rows r: "
                 "mask = np.zeros(len(index), bool); mask[r] = True"
             )
-        return mask
+        return AllowedRows(mask, int(np.count_nonzero(mask)), np.packbits(mask, bitorder="little"))
 
-    def _selection(self, mask: np.ndarray) -> _Selection:
-        """The count and packed bitmap of ``mask``, kept for a read-only mask that owns its memory.
-
-        Such a mask cannot change behind ragline's back, so a filter repeated over many queries (a
-        segment hands out the same read-only mask for the same filter) is counted and packed once: at
-        1M rows that is ~80 us of each query. Any other mask is packed anew on every call.
-        """
-        frozen = not mask.flags.writeable and mask.base is None
-        if frozen:
-            kept = self._selections.get(id(mask))
-            if kept is not None and kept.mask() is mask:
-                self._selections.move_to_end(id(mask))
-                return kept
-        selection = _Selection(weakref.ref(mask), int(np.count_nonzero(mask)), np.packbits(mask, bitorder="little"))
-        if frozen:
-            self._selections[id(mask)] = selection
-            if len(self._selections) > _KEPT_SELECTIONS:
-                self._selections.popitem(last=False)
-        return selection
-
-    def _search_params(self, k: int, selection: _Selection | None) -> faiss.SearchParameters:
-        cache = self._params_cache if selection is None else selection.params  # built once per k
-        cached = cache.get(k)
-        if cached is None:
-            cached = cache[k] = self._new_search_params(k, None if selection is None else selection.bitmap)
-        return cached
+    def _search_params(self, k: int, selection: AllowedRows | None) -> faiss.SearchParameters:
+        if selection is None:  # the common case: built once per k
+            cached = self._params_cache.get(k)
+            if cached is None:
+                cached = self._params_cache[k] = self._new_search_params(k, None)
+            return cached
+        key = (k, self._config)  # once per k and search settings
+        if key not in selection.params:
+            selection.params[key] = self._new_search_params(k, selection.bitmap)
+        return selection.params[key]
 
     def _new_search_params(self, k: int, bitmap: np.ndarray | None) -> faiss.SearchParameters:
         c = self._config
@@ -402,7 +394,7 @@ class VectorIndex:
             params.sel = faiss.IDSelectorBitmap(bitmap)
         return params
 
-    def _approximate(self, q: np.ndarray, k: int, selection: _Selection | None) -> tuple[np.ndarray, np.ndarray]:
+    def _approximate(self, q: np.ndarray, k: int, selection: AllowedRows | None) -> tuple[np.ndarray, np.ndarray]:
         params = self._search_params(k, selection)
         if self._config.threads is None:  # skip the context manager: it is a tenth of a fast query's time
             scores, rows = self._index.search(q, k, params=params)
