@@ -5,8 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ragline.components import names
 from ragline.errors import ConfigError
-from ragline.retrieve.fusion import FUSERS, fuse, rank
+from ragline.retrieve.fusion import fuse, rank
+
+FUSERS = names("fuser")
 
 N_QUERIES = 150  # per parity case; ranx fuses them all in one call, so hundreds of runs stay cheap
 POOL = [f"d{i:02d}" for i in range(40)]
@@ -156,7 +159,8 @@ def test_rank_orders_by_score_then_doc_id() -> None:
 
 
 def test_bad_parameters_raise_config_error() -> None:
-    with pytest.raises(ConfigError, match="valid fusers: min_max, rrf, sum, weighted_sum, z_score"):
+    choices = "rrf, min_max, z_score, weighted_sum, sum"
+    with pytest.raises(ConfigError, match=f"unknown fuser .borda.; choose one of: {choices}"):
         fuse("borda", [{"a": 1.0}])
     with pytest.raises(ConfigError, match="it accepts: k, weights"):
         fuse("rrf", [{"a": 1.0}], kk=60)

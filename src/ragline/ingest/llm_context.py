@@ -132,8 +132,7 @@ class LLMContextualizer(PrefixContextualizer):
             raise ConfigError(f"contextualizer {spec!r}: unknown option(s) {', '.join(unknown)}")
         options: dict[str, Any] = {}
         if "model" in params:
-            # parse_spec reads "a/b" as a list; a model spec (a path, a URL) is wanted verbatim.
-            options["model"] = _verbatim(spec, "model")
+            options["model"] = str(params["model"])
         if "prompt" in params:
             options["prompt"] = str(params["prompt"])
         for key in ("max_tokens", "context_tokens"):
@@ -252,12 +251,3 @@ def _excerpt(document: Document, start: int, end: int, chars: int) -> str:
     head = f"{document.title}\n{ELLIPSIS}\n" if lo > 0 else ""
     tail = f"\n{ELLIPSIS}" if hi < len(text) else ""
     return head + body + tail
-
-
-def _verbatim(spec: str, key: str) -> str:
-    """The raw text of option ``key`` in ``NAME:key=value,...`` (a model spec may itself hold ':' '/' '=')."""
-    for part in spec.partition(":")[2].split(","):
-        name, _, value = part.partition("=")
-        if name.strip() == key:
-            return value.strip()
-    return ""

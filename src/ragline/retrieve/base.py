@@ -1,10 +1,12 @@
-"""The retriever interface: anything that ranks document ids for a query, filter applied inside."""
+"""The retriever base class: anything that ranks document ids for a query, filter applied inside."""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ragline.components import component, spec_of
 from ragline.index.filters import FilterLike
 from ragline.index.store import Index
 from ragline.types import Hit
@@ -16,10 +18,12 @@ class Retriever(ABC):
     """Ranks the documents of an ``Index``. ``rank`` is the one method to write.
 
     ``filter`` is applied inside the ranking, before the top ``k`` are chosen, so a filtered
-    search returns ``k`` results whenever ``k`` allowed documents match.
+    search returns ``k`` results whenever ``k`` allowed documents match. A subclass that needs the
+    index's vectors sets ``needs_embeddings = True`` (or a function of its spec's parameters).
     """
 
     name: str = "retriever"
+    needs_embeddings: Any = False
 
     def __init__(self, index: Index) -> None:
         self.index = index
@@ -40,3 +44,15 @@ class Retriever(ABC):
     def config(self) -> dict[str, Any]:
         """Everything that determines the ranking, for provenance."""
         return {"name": self.name}
+
+
+def needs_embeddings(specs: Iterable[str | Mapping[str, Any]] | str | Mapping[str, Any]) -> bool:
+    """Whether any retriever of ``specs`` searches vectors (so the index must be built with an embedder)."""
+    if isinstance(specs, (str, Mapping)):
+        specs = [specs]
+    for spec in specs:
+        name, params = spec_of(spec)
+        flag = getattr(component("retriever", name).factory, "needs_embeddings", False)
+        if flag(params) if callable(flag) else flag:
+            return True
+    return False

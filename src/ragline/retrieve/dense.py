@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from ragline.components import register
 from ragline.index.filters import FilterLike
 from ragline.retrieve.base import Ranked, Retriever
 
 
+@register("retriever", "dense")
 class DenseRetriever(Retriever):
     """Nearest neighbours of the query embedding; filters and deletes are masks inside the search."""
 
     name = "dense"
+    needs_embeddings = True
 
     def rank(self, query: str, k: int = 10, filter: FilterLike = None) -> Ranked:
         segments = self.index.segments

@@ -2,6 +2,7 @@
 
 A fuser takes ``runs``, one mapping doc id -> score per retriever (all for the same query, higher is
 better), and returns one mapping doc id -> fused score; :func:`rank` turns that into a ranked list.
+Fusers register by name (``rrf``, ``min_max``, ``z_score``, ``weighted_sum``, ``sum``) in ``ragline.components``.
 
 Conventions, the same as ranx 0.3 (Bassani 2022), which the tests compare against:
 
@@ -27,6 +28,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from ragline.components import component, register
 from ragline.errors import ConfigError
 
 Run = Mapping[str, float]
@@ -100,6 +102,7 @@ def _reciprocal_ranks(run: Run, k: float) -> dict[str, float]:
     return {doc_id: 1.0 / (k + position) for position, (doc_id, _) in enumerate(rank(run), start=1)}
 
 
+@register("fuser", "rrf")
 def reciprocal_rank_fusion(
     runs: Sequence[Run], k: float = 60, weights: Sequence[float] | None = None
 ) -> dict[str, float]:
@@ -115,6 +118,7 @@ def reciprocal_rank_fusion(
     return _weighted_sum((_reciprocal_ranks(run, k) for run in runs), w)
 
 
+@register("fuser", "min_max")
 def min_max_fusion(runs: Sequence[Run], weights: Sequence[float] | None = None) -> dict[str, float]:
     """Weighted sum of min-max normalized scores (each run onto [0, 1]); CombSUM when unweighted.
 
@@ -124,6 +128,7 @@ def min_max_fusion(runs: Sequence[Run], weights: Sequence[float] | None = None) 
     return _weighted_sum((_min_max(run) for run in runs), w)
 
 
+@register("fuser", "z_score")
 def z_score_fusion(runs: Sequence[Run], weights: Sequence[float] | None = None) -> dict[str, float]:
     """Weighted sum of z-score normalized scores (ranx's "zmuv": zero mean, unit variance).
 
@@ -133,31 +138,21 @@ def z_score_fusion(runs: Sequence[Run], weights: Sequence[float] | None = None) 
     return _weighted_sum((_z_score(run) for run in runs), w)
 
 
+@register("fuser", "weighted_sum")
 def weighted_sum_fusion(runs: Sequence[Run], weights: Sequence[float]) -> dict[str, float]:
     """Weighted sum of the raw scores: only meaningful when the retrievers' scales are comparable."""
     return _weighted_sum(runs, _weights(weights, len(runs)))
 
 
+@register("fuser", "sum")
 def sum_fusion(runs: Sequence[Run]) -> dict[str, float]:
     """CombSUM on raw scores (Fox & Shaw 1993): each document's scores added up."""
     return _weighted_sum(runs, [1.0] * len(runs))
 
 
-FUSERS: dict[str, Fuser] = {
-    "rrf": reciprocal_rank_fusion,
-    "min_max": min_max_fusion,
-    "z_score": z_score_fusion,
-    "weighted_sum": weighted_sum_fusion,
-    "sum": sum_fusion,
-}
-
-
 def fuse(name: str, runs: Sequence[Run], **params: object) -> dict[str, float]:
-    """Run the fuser registered as ``name`` in :data:`FUSERS` with ``params`` (e.g. ``k``, ``weights``)."""
-    try:
-        fuser = FUSERS[name]
-    except KeyError:
-        raise ConfigError(f"unknown fuser {name!r}; valid fusers: {', '.join(sorted(FUSERS))}") from None
+    """Run the fuser registered as ``name`` (``ragline.components``) with ``params`` (e.g. ``k``, ``weights``)."""
+    fuser = component("fuser", name).factory
     signature = inspect.signature(fuser)
     try:
         # Check the parameters here so a typo reads as a config error, not as a TypeError deep inside.

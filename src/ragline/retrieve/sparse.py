@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from ragline.components import register
 from ragline.index.bm25 import BM25Params
 from ragline.index.filters import FilterLike
 from ragline.index.store import Index
 from ragline.retrieve.base import Ranked, Retriever
+
+BM25_KEYS = ("variant", "k1", "b", "delta", "epsilon")
 
 
 class BM25Retriever(Retriever):
@@ -27,3 +30,24 @@ class BM25Retriever(Retriever):
             "analyzer": self.index.settings.analyzer.to_dict(),
             "fields": self.index.settings.fields,
         }
+
+
+def bm25_params(base: BM25Params, **overrides: Any) -> BM25Params:
+    """``base`` with the BM25 keys of a spec (variant, k1, b, delta, epsilon) that are not None."""
+    given = {key: value for key, value in overrides.items() if value is not None}
+    return BM25Params(**{**base.to_dict(), **given})
+
+
+@register("retriever", "bm25")
+def bm25_retriever(
+    index: Index,
+    bm25: BM25Params | None = None,
+    variant: str | None = None,
+    k1: float | None = None,
+    b: float | None = None,
+    delta: float | None = None,
+    epsilon: float | None = None,
+) -> BM25Retriever:
+    """BM25 over the index's terms (variant, k1, b, delta, epsilon; defaults: the index's)."""
+    params = bm25_params(bm25 or index.settings.bm25, variant=variant, k1=k1, b=b, delta=delta, epsilon=epsilon)
+    return BM25Retriever(index, params)

@@ -1,0 +1,153 @@
+"""One registry of pipeline components, by role and name.
+
+A component class or factory registers itself where it is defined::
+
+    @register("retriever", "bm25")
+    class BM25Retriever(Retriever): ...
+
+and everything else derives from the registry: specs (``bm25:k1=1.2``) and pipeline configs build
+components with :func:`build`, the CLI lists the choices and their one-line summaries, experiments
+sweep them. Adding a retriever is one new file in ``ragline/retrieve/`` (see docs/architecture.md,
+"Adding a component"): the packages of :data:`ROLES` are scanned for registrations the first time a
+role is asked for, so nothing else needs to list the new name.
+
+The roles are small typed Protocols (``ragline.roles``); :func:`build` passes the dependencies a
+role needs (an ``index`` for retrievers, say) as keyword arguments, then the spec's parameters.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ragline.errors import ConfigError
+from ragline.specs import format_spec, parse_spec
+
+# role -> (what it does, the modules or packages whose modules register components of that role)
+ROLES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "retriever": ("ranks document ids for a query, the filter applied inside", ("ragline.retrieve",)),
+    "fuser": ("combines several ranked lists into one", ("ragline.retrieve.fusion",)),
+    "query_transform": ("turns a query into weighted queries", ("ragline.retrieve",)),
+    "reranker": ("reorders a first stage's hits", ("ragline.retrieve",)),
+    "expander": ("maps small chunks to the larger text around them", ("ragline.retrieve",)),
+    "reader": ("answers a question from a context, with citations", ("ragline.answer.pipeline",)),
+    "chunker": ("cuts a document into chunks", ("ragline.ingest.chunkers",)),
+    "contextualizer": ("adds context to chunks before indexing", ("ragline.ingest.context",)),
+    "grader": ("scores how well hits answer a (sub-)question", ("ragline.retrieve",)),
+}
+
+
+@dataclass(frozen=True)
+class Component:
+    """A registered factory: ``factory(**dependencies, **params)`` builds the component."""
+
+    role: str
+    name: str
+    factory: Callable[..., Any]
+
+    @property
+    def summary(self) -> str:
+        """The first line of the factory's docstring (shown by ``--help`` and ``ragline components``)."""
+        doc = inspect.getdoc(self.factory) or ""
+        return doc.strip().splitlines()[0] if doc.strip() else ""
+
+
+_REGISTRY: dict[str, dict[str, Component]] = {role: {} for role in ROLES}
+_DISCOVERED: set[str] = set()
+
+
+def register(role: str, name: str) -> Callable[[Any], Any]:
+    """Class or function decorator: make ``factory`` the component ``name`` of ``role``."""
+    if role not in ROLES:
+        raise ConfigError(f"unknown component role {role!r}; roles are {', '.join(ROLES)}")
+
+    def decorate(factory: Any) -> Any:
+        existing = _REGISTRY[role].get(name)
+        if existing is not None and existing.factory is not factory:
+            where = getattr(existing.factory, "__module__", "?")
+            raise ConfigError(f"{role} {name!r} is registered twice (first in {where})")
+        _REGISTRY[role][name] = Component(role, name, factory)
+        return factory
+
+    return decorate
+
+
+def _discover(role: str) -> None:
+    """Import the modules that register ``role``'s components (once per process)."""
+    if role in _DISCOVERED:
+        return
+    for target in ROLES[role][1]:
+        module = importlib.import_module(target)
+        if hasattr(module, "__path__"):  # a package: every module in it
+            for info in pkgutil.iter_modules(module.__path__):
+                if not info.name.startswith("_"):
+                    importlib.import_module(f"{target}.{info.name}")
+    _DISCOVERED.add(role)
+
+
+def components(role: str) -> dict[str, Component]:
+    """The components of ``role`` by name, in registration order."""
+    if role not in ROLES:
+        raise ConfigError(f"unknown component role {role!r}; roles are {', '.join(ROLES)}")
+    _discover(role)
+    return dict(_REGISTRY[role])
+
+
+def names(role: str) -> tuple[str, ...]:
+    return tuple(components(role))
+
+
+def component(role: str, name: str) -> Component:
+    found = components(role).get(name)
+    if found is None:
+        choices = ", ".join(names(role)) or "none registered"
+        raise ConfigError(f"unknown {role} {name!r}; choose one of: {choices}")
+    return found
+
+
+def spec_of(value: str | Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """``(name, params)`` from a spec string or a mapping ``{"name": ..., **params}`` (a config table)."""
+    if isinstance(value, str):
+        return parse_spec(value, "component spec")
+    if isinstance(value, Mapping):
+        params = dict(value)
+        name = params.pop("name", None)
+        if not isinstance(name, str) or not name:
+            raise ConfigError(f"component table {dict(value)!r} has no 'name'")
+        return name, params
+    raise ConfigError(f"a component is a spec string or a table with a 'name', not {type(value).__name__}")
+
+
+def build(role: str, spec: str | Mapping[str, Any], **dependencies: Any) -> Any:
+    """The ``role`` component that ``spec`` names, built with the spec's parameters.
+
+    ``dependencies`` (an ``index``, BM25 defaults, a model) are offered: each is passed only when the
+    factory has a parameter of that name. An unknown name or parameter is a ``ConfigError`` that names
+    it and lists what is accepted.
+    """
+    name, params = spec_of(spec)
+    entry = component(role, name)
+    named, open_ended = _parameters(entry.factory)
+    unknown = sorted(set(params) - named) if not open_ended else []
+    if unknown:
+        choices = ", ".join(sorted(named - set(dependencies))) or "none"
+        raise ConfigError(f"{role} {name!r}: unknown parameter(s) {', '.join(unknown)}; it takes: {choices}")
+    offered = {key: value for key, value in dependencies.items() if key in named}
+    try:
+        return entry.factory(**offered, **params)
+    except TypeError as error:  # a value of the wrong kind: name the component and its spec
+        raise ConfigError(f"{role} {format_spec(name, params)!r}: {error}") from None
+
+
+def _parameters(factory: Callable[..., Any]) -> tuple[set[str], bool]:
+    """The keyword parameters ``factory`` names, and whether it also takes ``**kwargs``."""
+    target = factory.__init__ if inspect.isclass(factory) else factory  # type: ignore[misc]
+    signature = inspect.signature(target)
+    kinds = {p.kind for p in signature.parameters.values()}
+    keyword = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    named = {n for n, p in signature.parameters.items() if n != "self" and p.kind in keyword}
+    return named, inspect.Parameter.VAR_KEYWORD in kinds

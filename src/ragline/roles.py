@@ -1,0 +1,98 @@
+"""The roles of a pipeline as small typed Protocols (the shape Haystack 2.x gives its components).
+
+Each role works on ids, scores and ``Hit``s, not on a concrete index, so a component written for one
+store serves another. A class need not inherit anything to play a role: having the method is enough
+(``isinstance(x, Reranker)`` checks it at run time). Components register by role and name in
+``ragline.components``; the pipeline (``ragline.answer.pipeline.RAGPipeline``) calls them in this order:
+
+    transform -> retrieve (each query) -> fuse -> rerank -> expand -> order -> read
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:  # types only: importing them at run time would tie this module to the index
+    from ragline.answer.context import Context
+    from ragline.index.filters import FilterLike
+    from ragline.types import Answer, Document, Hit
+
+Ranked = list[tuple[str, float]]  # (doc id, score), best first
+
+
+@runtime_checkable
+class RetrieverRole(Protocol):
+    """Ranks document ids for a query; ``filter`` applies inside, before the top ``k``."""
+
+    def rank(self, query: str, k: int = 10, filter: FilterLike = None) -> Ranked: ...
+
+    def search(self, query: str, k: int = 10, filter: FilterLike = None) -> list[Hit]: ...
+
+    def config(self) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class FuserRole(Protocol):
+    """Combines runs (doc id -> score, one per retriever or query) into one mapping."""
+
+    def __call__(self, runs: Sequence[Mapping[str, float]], **params: Any) -> dict[str, float]: ...
+
+
+@runtime_checkable
+class QueryTransform(Protocol):
+    """Turns a query into one or more weighted queries (expansion, multi-query, HyDE, decomposition)."""
+
+    def transform(self, query: str) -> list[tuple[str, float]]: ...
+
+    def config(self) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class Reranker(Protocol):
+    """Reorders a first stage's hits for the query and keeps the best ``k``."""
+
+    def rerank(self, query: str, hits: list[Hit], k: int) -> list[Hit]: ...
+
+    def config(self) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class Expander(Protocol):
+    """Maps small retrieved chunks to the larger text around them (small-to-big), within a budget."""
+
+    def expand(self, query: str, hits: list[Hit]) -> list[Hit]: ...
+
+    def config(self) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class ReaderRole(Protocol):
+    """Answers a question from a context alone, citing its numbered sources."""
+
+    def read(self, question: str, context: Context) -> Answer: ...
+
+    def stream(self, question: str, context: Context) -> Iterator[str | Answer]: ...
+
+    def config(self) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class ChunkerRole(Protocol):
+    """Cuts a document into chunks (each a ``Document`` with exact character spans)."""
+
+    def chunk(self, document: Document) -> list[Document]: ...
+
+
+@runtime_checkable
+class Contextualizer(Protocol):
+    """Adds context to a document's chunks before indexing (and may return vectors for them)."""
+
+    def contextualize(self, document: Document, chunks: list[Document]) -> tuple[list[Document], Any]: ...
+
+
+@runtime_checkable
+class Grader(Protocol):
+    """Scores how well each hit answers a (sub-)question: the agent's "is this good enough?"."""
+
+    def grade(self, question: str, hits: list[Hit]) -> list[float]: ...
