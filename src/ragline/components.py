@@ -36,7 +36,10 @@ ROLES: dict[str, tuple[str, tuple[str, ...]]] = {
     "expander": ("maps small chunks to the larger text around them", ("ragline.retrieve",)),
     "reader": ("answers a question from a context, with citations", ("ragline.answer.pipeline",)),
     "chunker": ("cuts a document into chunks", ("ragline.ingest.chunkers",)),
-    "contextualizer": ("adds context to chunks before indexing", ("ragline.ingest.context",)),
+    "contextualizer": (
+        "adds context to chunks before indexing",
+        ("ragline.ingest.context", "ragline.ingest.llm_context"),
+    ),
     "grader": ("scores how well hits answer a (sub-)question", ("ragline.retrieve",)),
 }
 

@@ -16,18 +16,17 @@ newer version changed (the prompt also tells the model to prefer the newest vers
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ragline.answer.context import Context, build_context, document_id
 from ragline.answer.extractive import ExtractiveReader
 from ragline.answer.prompt import answer_from_response, build_messages
-from ragline.errors import ConfigError
+from ragline.components import build, register
 from ragline.index.filters import FilterLike
 from ragline.index.store import Index
 from ragline.retrieve.registry import build_retriever
-from ragline.specs import parse_spec
 from ragline.types import Answer, Hit
 
 
@@ -48,7 +47,10 @@ class Reader(ABC):
         return {"name": self.name}
 
 
+@register("reader", "extractive")
 class ExtractiveAnswerReader(Reader):
+    """Extracts the best-scoring span of the sources (no LLM); abstains below a calibrated threshold."""
+
     name = "extractive"
 
     def __init__(self, **params: Any) -> None:
@@ -61,7 +63,10 @@ class ExtractiveAnswerReader(Reader):
         return {"name": self.name, **self.reader.config()}
 
 
+@register("reader", "llm")
 class LLMReader(Reader):
+    """An LLM (local llama.cpp or an OpenAI-compatible server) answering from numbered sources, citing them."""
+
     name = "llm"
 
     def __init__(self, model: str | None = None, max_tokens: int = 128, llm: Any = None) -> None:
@@ -86,14 +91,12 @@ class LLMReader(Reader):
         return {"name": self.name, "model": self.llm.id, "max_tokens": self.max_tokens}
 
 
-def build_reader(spec: str, llm: Any = None) -> Reader:
-    """``extractive[:threshold=...]`` or ``llm[:model=SPEC,max_tokens=N]`` (``llm`` passes a built model)."""
-    name, params = parse_spec(spec, "reader spec")
-    if name == "extractive":
-        return ExtractiveAnswerReader(**params)
-    if name == "llm":
-        return LLMReader(params.pop("model", None), llm=llm, **params)
-    raise ConfigError(f"unknown reader {name!r}; choose extractive or llm")
+def build_reader(spec: str | Mapping[str, Any], llm: Any = None) -> Reader:
+    """A registered reader: ``extractive[:threshold=...]`` or ``llm[:model=SPEC,max_tokens=N]``.
+
+    ``llm`` passes an already built model to readers that take one.
+    """
+    return build("reader", spec, llm=llm)
 
 
 def drop_superseded(hits: list[Hit]) -> list[Hit]:

@@ -38,6 +38,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
+from ragline.components import build, register
 from ragline.errors import ConfigError
 from ragline.ingest.markdown import Section, enclosing_section, is_heading_line, section_id, sections_of
 from ragline.ingest.pdf import page_at
@@ -45,7 +46,6 @@ from ragline.specs import parse_spec
 from ragline.types import Document
 
 Span = tuple[int, int]
-CHUNKERS = ("none", "fixed", "sentences", "recursive", "structure")
 UNITS = ("words", "tokens")
 
 # --- units ------------------------------------------------------------------------------------------
@@ -298,6 +298,7 @@ class Chunker:
         return f"{type(self).__name__}({self.spec!r})"
 
 
+@register("chunker", "none")
 class WholeChunker(Chunker):
     """No chunking: the document (stripped) as one chunk, the baseline the lecture compares against."""
 
@@ -307,6 +308,7 @@ class WholeChunker(Chunker):
         return [_strip(text, 0, len(text))]
 
 
+@register("chunker", "fixed")
 class FixedChunker(Chunker):
     """Windows of ``size`` units, each starting ``size - overlap`` units after the one before."""
 
@@ -332,6 +334,7 @@ class FixedChunker(Chunker):
         return out
 
 
+@register("chunker", "sentences")
 class SentenceChunker(Chunker):
     """``window`` consecutive sentences a chunk, sharing ``overlap``, restarting at every heading.
 
@@ -368,6 +371,7 @@ class SentenceChunker(Chunker):
         return out
 
 
+@register("chunker", "recursive")
 class RecursiveChunker(Chunker):
     """Spans of up to ``size`` units cut at the coarsest boundary that fits (see :func:`pack`)."""
 
@@ -386,6 +390,7 @@ class RecursiveChunker(Chunker):
         return pack(text, 0, len(text), self.size, self._count(text))
 
 
+@register("chunker", "structure")
 class StructureChunker(Chunker):
     """One chunk per section (heading included); a section over ``max_words`` units is packed recursively."""
 
@@ -411,11 +416,6 @@ class StructureChunker(Chunker):
         return out
 
 
-_CLASSES: dict[str, type[Chunker]] = {
-    c.name: c for c in (WholeChunker, FixedChunker, SentenceChunker, RecursiveChunker, StructureChunker)
-}
-
-
 def parse_chunker_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """``"fixed:size=200,overlap=50"`` -> ``("fixed", {"size": 200, "overlap": 50})``."""
     return parse_spec(spec, "chunker spec")
@@ -427,16 +427,10 @@ def build_chunker(spec: str) -> Chunker:
     ``max_tokens=N`` is accepted for ``structure`` as ``max_words=N,unit=tokens``.
     """
     name, params = parse_chunker_spec(spec)
-    if name not in _CLASSES:
-        raise ConfigError(f"unknown chunker {name!r} in {spec!r}; choose one of {', '.join(CHUNKERS)}")
     if name == "structure" and "max_tokens" in params:
         params["max_words"] = params.pop("max_tokens")
         params.setdefault("unit", "tokens")
     for key, value in params.items():
         if key != "unit" and not isinstance(value, int):
             raise ConfigError(f"chunker spec {spec!r}: {key} must be a whole number, got {value!r}")
-    try:
-        return _CLASSES[name](**params)
-    except TypeError:
-        allowed = sorted(_CLASSES[name]().config())
-        raise ConfigError(f"chunker spec {spec!r}: {name!r} takes {', '.join(allowed)}; got {sorted(params)}") from None
+    return build("chunker", {"name": name, **params})

@@ -19,8 +19,8 @@ Extension point for LLM-written context (Anthropic, "Introducing Contextual Retr
 :class:`PrefixContextualizer` and implement ``context_for(document, chunk)`` by asking a model, with the
 whole document then the chunk, to "give a short succinct context to situate this chunk within the
 overall document for the purposes of improving search retrieval of the chunk" (50-100 tokens; put the
-document first so a prompt cache shares it across the document's chunks). Register it in
-:func:`build_contextualizer`.
+document first so a prompt cache shares it across the document's chunks). Register it with
+``@register("contextualizer", NAME)`` (``ragline.components``), as ``ingest/llm_context.py`` does.
 """
 
 from __future__ import annotations
@@ -30,16 +30,17 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from ragline.components import build, register, spec_of
 from ragline.errors import ConfigError
 from ragline.types import Document
 
 if TYPE_CHECKING:
     from ragline.models.embedders import Embedder
 
-CONTEXTUALIZERS = ("none", "breadcrumb", "late", "llm")
 Contextualized = tuple[list[Document], np.ndarray | None]
 
 
+@register("contextualizer", "none")
 class Contextualizer:
     """Base class: ``contextualize`` one document's chunks; ``none`` returns them unchanged."""
 
@@ -69,6 +70,7 @@ class PrefixContextualizer(Contextualizer):
         raise NotImplementedError
 
 
+@register("contextualizer", "breadcrumb")
 class BreadcrumbContextualizer(PrefixContextualizer):
     """``[Title > Section > Subsection]``: the document title, then the chunk's heading path.
 
@@ -89,6 +91,7 @@ def breadcrumb(title: str, section: list[str]) -> str:
     return f"[{' > '.join(parts)}]" if parts else ""
 
 
+@register("contextualizer", "late")
 class LateChunkingContextualizer(Contextualizer):
     """Chunk vectors pooled from the token vectors of the whole document (Günther et al., 2024).
 
@@ -202,25 +205,10 @@ def _next_window_start(text: str, previous: int, at: int) -> int:
     return start if start > previous and (start == 0 or text[start - 1].isspace()) else at
 
 
-_CLASSES: dict[str, type[Contextualizer]] = {
-    "none": Contextualizer,
-    "breadcrumb": BreadcrumbContextualizer,
-    "late": LateChunkingContextualizer,
-}
+def build_contextualizer(spec: str, embedder: Embedder | None = None) -> Contextualizer:
+    """The registered contextualizer ``spec`` names (``none``, ``breadcrumb``, ``late``, ``llm[:model=...]``).
 
-
-def build_contextualizer(name: str, embedder: Embedder | None = None) -> Contextualizer:
-    """The contextualizer ``name`` names; ``late`` uses ``embedder`` (default: MiniLM, loaded on first use).
-
-    ``llm`` or ``llm:model=SPEC,...`` is :class:`~ragline.ingest.llm_context.LLMContextualizer`.
+    ``late`` uses ``embedder`` (default: MiniLM, loaded on first use).
     """
-    key = name.strip().lower()
-    if key == "late":
-        return LateChunkingContextualizer(embedder)
-    if key == "llm" or key.startswith("llm:"):
-        from ragline.ingest.llm_context import LLMContextualizer  # imports this module: import it late
-
-        return LLMContextualizer.from_spec(name)
-    if key not in _CLASSES:
-        raise ConfigError(f"unknown contextualizer {name!r}; choose one of {', '.join(CONTEXTUALIZERS)}")
-    return _CLASSES[key]()
+    name, params = spec_of(spec.strip())
+    return build("contextualizer", {"name": name.lower(), **params}, embedder=embedder)

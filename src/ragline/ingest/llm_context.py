@@ -49,6 +49,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, ClassVar
 
+from ragline.components import register
 from ragline.errors import ConfigError
 from ragline.ingest.context import PrefixContextualizer, breadcrumb
 from ragline.models.llm import DEFAULT_LLM, LLM, CachedLLM, Message, load_llm
@@ -126,24 +127,7 @@ class LLMContextualizer(PrefixContextualizer):
         name, params = parse_spec(spec, "contextualizer")
         if name.lower() != cls.name:
             raise ConfigError(f"contextualizer {spec!r} is not an llm spec")
-        known = {"model", "prompt", "max_tokens", "context_tokens", "prompt_cache", "breadcrumb"}
-        unknown = sorted(set(params) - known)
-        if unknown:
-            raise ConfigError(f"contextualizer {spec!r}: unknown option(s) {', '.join(unknown)}")
-        options: dict[str, Any] = {}
-        if "model" in params:
-            options["model"] = str(params["model"])
-        if "prompt" in params:
-            options["prompt"] = str(params["prompt"])
-        for key in ("max_tokens", "context_tokens"):
-            if key in params:
-                if not isinstance(params[key], int):
-                    raise ConfigError(f"contextualizer {spec!r}: {key} must be a whole number")
-                options[key] = params[key]
-        for key in ("prompt_cache", "breadcrumb"):
-            if key in params:
-                options[key] = str(params[key]).lower() in ("1", "true", "yes", "on")
-        return cls(**options)
+        return llm_contextualizer(**params)
 
     @property
     def llm(self) -> CachedLLM:
@@ -251,3 +235,25 @@ def _excerpt(document: Document, start: int, end: int, chars: int) -> str:
     head = f"{document.title}\n{ELLIPSIS}\n" if lo > 0 else ""
     tail = f"\n{ELLIPSIS}" if hi < len(text) else ""
     return head + body + tail
+
+
+@register("contextualizer", "llm")
+def llm_contextualizer(**params: Any) -> LLMContextualizer:
+    """A sentence of context per chunk written by the local LLM (Contextual Retrieval; see the module)."""
+    known = {"model", "prompt", "max_tokens", "context_tokens", "prompt_cache", "breadcrumb"}
+    unknown = sorted(set(params) - known)
+    if unknown:
+        raise ConfigError(f"contextualizer 'llm': unknown option(s) {', '.join(unknown)}; it takes {sorted(known)}")
+    options: dict[str, Any] = {}
+    for key in ("model", "prompt"):
+        if key in params:
+            options[key] = str(params[key])
+    for key in ("max_tokens", "context_tokens"):
+        if key in params:
+            if not isinstance(params[key], int):
+                raise ConfigError(f"contextualizer 'llm': {key} must be a whole number, got {params[key]!r}")
+            options[key] = params[key]
+    for key in ("prompt_cache", "breadcrumb"):
+        if key in params:
+            options[key] = str(params[key]).lower() in ("1", "true", "yes", "on")
+    return LLMContextualizer(**options)
