@@ -1,4 +1,5 @@
-"""Question in, answer with citations out: retrieve -> drop superseded -> assemble context -> read.
+"""Question in, answer with citations out: transform -> retrieve -> fuse -> drop superseded -> rerank ->
+expand -> assemble context (order, budget) -> read.
 
 Two readers behind one interface: the deterministic ``extractive`` reader (no LLM: isolates what
 retrieval changes, as the lecture does) and ``llm`` (any ``ragline.models.llm`` backend, prompted to
@@ -16,7 +17,7 @@ newer version changed (the prompt also tells the model to prefer the newest vers
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,8 +25,12 @@ from ragline.answer.context import Context, build_context, document_id
 from ragline.answer.extractive import ExtractiveReader
 from ragline.answer.prompt import answer_from_response, build_messages
 from ragline.components import build, register
+from ragline.config import PipelineConfig
+from ragline.index.bm25 import BM25Params
 from ragline.index.filters import FilterLike
 from ragline.index.store import Index
+from ragline.retrieve.base import hits_for
+from ragline.retrieve.fusion import fuse, rank
 from ragline.retrieve.registry import build_retriever
 from ragline.types import Answer, Hit
 
@@ -107,27 +112,85 @@ def drop_superseded(hits: list[Hit]) -> list[Hit]:
 
 @dataclass
 class RAGPipeline:
-    """Retrieval and reading with one configuration; ``answer`` runs it for one question."""
+    """Retrieval and reading with one configuration; ``answer`` runs it for one question.
+
+    Stages, in order: each query transform's queries (else the question) are retrieved with the
+    filter inside the retriever and fused; superseded versions dropped; the reranker (if any) reorders
+    ``rerank_depth`` candidates down to ``k``; the expander (if any) widens chunks to passages; then the
+    context is ordered and cut to ``budget`` tokens, and the reader answers. Components are objects
+    (``retriever`` may also be a spec); ``from_config`` builds them all from a ``PipelineConfig``.
+    """
 
     index: Index
     reader: Reader
-    retriever: str = "hybrid"
+    retriever: Any = "hybrid"  # a spec or a built retriever
     k: int = 5
     budget: int = 1500
     order: str = "rank"
+    transforms: Sequence[Any] = ()
+    transform_fuser: str = "rrf"
+    reranker: Any = None
+    rerank_depth: int = 50
+    expander: Any = None
     retriever_obj: Any = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self.retriever_obj = build_retriever(self.retriever, self.index)
+        spec = self.retriever
+        self.retriever_obj = build_retriever(spec, self.index) if isinstance(spec, (str, Mapping)) else spec
+
+    @classmethod
+    def from_config(cls, config: PipelineConfig, index: Index, llm: Any = None) -> RAGPipeline:
+        """Every component of ``config`` built over ``index`` (``llm``: a model the reader may share)."""
+        bm25 = BM25Params(**{**index.settings.bm25.to_dict(), **config.index.bm25})
+        deps = {"index": index, "bm25": bm25, "llm": llm}
+        stage = config
+        return cls(
+            index,
+            build("reader", stage.read.reader, **deps),
+            retriever=build("retriever", stage.retrieve.retriever, **deps),
+            k=stage.retrieve.k,
+            budget=stage.order.budget,
+            order=stage.order.order,
+            transforms=[build("query_transform", t, **deps) for t in stage.transform.transforms],
+            transform_fuser=stage.transform.fuser,
+            reranker=build("reranker", stage.rerank.reranker, **deps) if stage.rerank.reranker else None,
+            rerank_depth=stage.rerank.depth,
+            expander=build("expander", stage.expand.expander, **deps) if stage.expand.expander else None,
+        )
+
+    def retrieve(self, question: str, filter: FilterLike = None) -> list[Hit]:
+        """The hits the reader will see, best first (before the context budget)."""
+        depth = max(self.rerank_depth, self.k) if self.reranker is not None else self.k
+        queries = [q for t in self.transforms for q in t.transform(question)] or [(question, 1.0)]
+        if len(queries) == 1:
+            hits = self.retriever_obj.search(queries[0][0], depth, filter)
+        else:
+            runs = [dict(self.retriever_obj.rank(q, depth, filter)) for q, _ in queries]
+            fused = rank(fuse(self.transform_fuser, runs, weights=[w for _, w in queries]), depth)
+            hits = hits_for(self.index, fused)
+        hits = drop_superseded(hits)
+        if self.reranker is not None:
+            hits = self.reranker.rerank(question, hits, self.k)
+        hits = hits[: self.k]
+        if self.expander is not None:
+            hits = self.expander.expand(question, hits)
+        return hits
 
     def context(self, question: str, filter: FilterLike = None) -> Context:
-        hits = drop_superseded(self.retriever_obj.search(question, self.k, filter))
-        return build_context(hits, self.budget, self.order)  # type: ignore[arg-type]
+        return build_context(self.retrieve(question, filter), self.budget, self.order)  # type: ignore[arg-type]
 
     def answer(self, question: str, filter: FilterLike = None) -> tuple[Answer, Context]:
         context = self.context(question, filter)
         return self.reader.read(question, context), context
 
     def config(self) -> dict[str, Any]:
-        return {"retriever": self.retriever_obj.config(), "reader": self.reader.config(), "k": self.k,
-                "budget": self.budget, "order": self.order}  # fmt: skip
+        out = {"retriever": self.retriever_obj.config(), "reader": self.reader.config(), "k": self.k,
+               "budget": self.budget, "order": self.order}  # fmt: skip
+        if self.transforms:
+            out["transforms"] = [t.config() for t in self.transforms]
+            out["transform_fuser"] = self.transform_fuser
+        if self.reranker is not None:
+            out["reranker"] = {**self.reranker.config(), "depth": self.rerank_depth}
+        if self.expander is not None:
+            out["expander"] = self.expander.config()
+        return out

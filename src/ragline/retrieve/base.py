@@ -34,16 +34,21 @@ class Retriever(ABC):
 
     def search(self, query: str, k: int = 10, filter: FilterLike = None) -> list[Hit]:
         """Ranked hits with their stored title, text and metadata."""
-        hits = []
-        for rank, (doc_id, score) in enumerate(self.rank(query, k, filter), start=1):
-            doc = self.index.get(doc_id)
-            if doc is not None:
-                hits.append(Hit(doc_id, score, rank, doc.title, doc.text, doc.metadata))
-        return hits
+        return hits_for(self.index, self.rank(query, k, filter))
 
     def config(self) -> dict[str, Any]:
         """Everything that determines the ranking, for provenance."""
         return {"name": self.name}
+
+
+def hits_for(index: Any, ranked: Ranked) -> list[Hit]:
+    """``Hit``s with the stored title, text and metadata of ranked ids (ids no longer stored are skipped)."""
+    hits = []
+    for rank, (doc_id, score) in enumerate(ranked, start=1):
+        doc = index.get(doc_id)
+        if doc is not None:
+            hits.append(Hit(doc_id, score, rank, doc.title, doc.text, doc.metadata))
+    return hits
 
 
 def needs_embeddings(specs: Iterable[str | Mapping[str, Any]] | str | Mapping[str, Any]) -> bool:

@@ -26,7 +26,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
+from ragline.components import register
 from ragline.errors import ConfigError
 from ragline.ingest.chunkers import split_sentences
 from ragline.ingest.markdown import Section, enclosing_section, parse_section_id, sections_of
@@ -240,3 +242,87 @@ def _finish(draft: _Draft) -> Passage:
     text = draft.document.text[draft.start : draft.end]
     spans = [(s - draft.start, e - draft.start) for s, e in draft.chunks]
     return Passage(draft.doc_id, draft.document.title, text, draft.start, draft.end, draft.hits, spans, draft.section)
+
+
+# --- the pipeline's expand stage -------------------------------------------------------------------------
+class SmallToBigExpander:
+    """Hits -> passages around them (``section``, ``sentences`` or ``chunk``), within the budgets.
+
+    The parent document is put back together from the index's chunks of that document (each chunk's
+    text at its ``start`` offset; whitespace between non-overlapping chunks becomes a newline), so no
+    second copy of every document needs storing. A passage becomes one ``Hit``: the best hit's id,
+    rank and score, the passage's text, and ``start``/``end`` of the passage.
+    """
+
+    def __init__(
+        self, index: Any, mode: str = "section", max_chars: int = 2000, window: int = 2, total_chars: int | None = None
+    ) -> None:
+        if mode not in EXPANSIONS:
+            raise ConfigError(f"unknown expansion {mode!r}; choose one of {', '.join(EXPANSIONS)}")
+        self.index, self.mode, self.window = index, mode, window
+        self.max_chars, self.total_chars = max_chars, total_chars
+        self._chunks_of: dict[str, list[str]] | None = None
+        self._generation = -1
+
+    def config(self) -> dict[str, Any]:
+        return {"name": self.mode, "max_chars": self.max_chars, "window": self.window, "total_chars": self.total_chars}
+
+    def expand(self, query: str, hits: list[Hit]) -> list[Hit]:
+        passages = expand_hits(hits, self.parent, self.mode, self.max_chars, self.window, self.total_chars)
+        out = []
+        for passage in passages:
+            best = passage.hits[0]
+            metadata = {**best.metadata, "start": passage.start, "end": passage.end, "expanded_from": best.doc_id,
+                        "section": passage.section or best.metadata.get("section", [])}  # fmt: skip
+            out.append(Hit(best.doc_id, best.score, best.rank, best.title, passage.text, metadata))
+        return out
+
+    def parent(self, doc_id: str) -> Document | None:
+        """The document ``doc_id`` rebuilt from its chunks in the index (None when it has none)."""
+        if self._chunks_of is None or self._generation != self.index.generation:
+            grouped: dict[str, list[str]] = {}
+            for chunk_id in self.index.id_map():
+                head, sep, tail = chunk_id.rpartition("#")
+                grouped.setdefault(head if sep and tail.isdigit() else chunk_id, []).append(chunk_id)
+            self._chunks_of, self._generation = grouped, self.index.generation
+        chunks = [c for c in (self.index.get(i) for i in self._chunks_of.get(doc_id, ())) if c is not None]
+        return rebuild_document(doc_id, chunks)
+
+
+def rebuild_document(doc_id: str, chunks: list[Document]) -> Document | None:
+    """A document's text from its chunks' texts and ``start`` offsets (gaps between chunks as newlines)."""
+    placed = sorted((c.metadata.get("start"), c) for c in chunks if isinstance(c.metadata.get("start"), int))
+    if not placed:
+        return None
+    end = max(start + len(c.text) for start, c in placed)
+    buffer = [" "] * end
+    covered = [False] * end
+    for start, chunk in placed:
+        buffer[start : start + len(chunk.text)] = chunk.text
+        covered[start : start + len(chunk.text)] = [True] * len(chunk.text)
+    for i, seen in enumerate(covered):  # a gap is whitespace the chunker stripped: keep lines apart
+        if not seen:
+            buffer[i] = "\n"
+    first = placed[0][1]
+    metadata = {k: v for k, v in first.metadata.items() if k not in ("start", "end", "section", "parent_id", "doc_id")}
+    return Document(doc_id, "".join(buffer), first.title, metadata, first.source)
+
+
+@register("expander", "section")
+def section_expander(index: Any, max_chars: int = 2000, total_chars: int | None = None) -> SmallToBigExpander:
+    """Each chunk read as the smallest heading section holding it (cut to max_chars around the chunk)."""
+    return SmallToBigExpander(index, "section", max_chars, total_chars=total_chars)
+
+
+@register("expander", "sentences")
+def sentence_expander(
+    index: Any, window: int = 2, max_chars: int = 2000, total_chars: int | None = None
+) -> SmallToBigExpander:
+    """Each chunk read with ``window`` sentences on each side, within its section (a sentence window)."""
+    return SmallToBigExpander(index, "sentences", max_chars, window, total_chars)
+
+
+@register("expander", "chunk")
+def chunk_expander(index: Any, max_chars: int = 2000, total_chars: int | None = None) -> SmallToBigExpander:
+    """Each chunk as it is, under the same budgets (the baseline of small-to-big)."""
+    return SmallToBigExpander(index, "chunk", max_chars, total_chars=total_chars)

@@ -1,0 +1,227 @@
+"""``PipelineConfig``: one description of a whole pipeline, from ingestion to the reader.
+
+    ingest -> index -> retrieve -> transform -> fuse -> rerank -> expand -> order -> read
+
+Each stage names registered components (``ragline.components``) by spec string or by table, so a
+config is data: it loads from TOML or YAML, round-trips through ``to_dict``/``from_dict``, is stamped
+whole in every result's provenance, and an experiment is a list of configs. Named pipelines ship in
+``pipelines/*.toml`` (in a checkout, and inside the installed package): ``load_config("default")``
+finds one by name, ``load_config("my.toml")`` reads a file. ``SCHEMA`` versions the layout; a config
+of another schema is refused with a message that says what to change.
+
+A minimal file (every key has a default; see ``pipelines/default.toml`` for all of them)::
+
+    schema = 1
+    [retrieve]
+    retriever = "hybrid:fuser=rrf"
+    [read]
+    reader = "extractive"
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from dataclasses import asdict, dataclass, field, fields, replace
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ragline.errors import ConfigError
+
+SCHEMA = 1
+Spec = str | dict[str, Any]  # "bm25:k1=1.2" or {"name": "bm25", "k1": 1.2}
+_PIPELINES_PACKAGE = "ragline.pipelines"
+
+
+@dataclass(frozen=True)
+class IngestStage:
+    chunker: str = "fixed:size=100,overlap=30"  # the best of the chunking experiment (BENCHMARKS.md)
+    context: str = "breadcrumb"
+
+
+@dataclass(frozen=True)
+class IndexStage:
+    analyzer: str = "english"
+    fields: dict[str, float] = field(default_factory=lambda: {"body": 1.0})
+    embedder: str | None = "minilm"  # None: BM25 only
+    vector_index: str = "hnsw"
+    bm25: dict[str, Any] = field(default_factory=dict)  # BM25Params overrides (variant, k1, b, ...)
+
+
+@dataclass(frozen=True)
+class RetrieveStage:
+    retriever: Spec = "hybrid"
+    k: int = 5  # hits handed on (to the reranker, or to the reader when there is none)
+
+
+@dataclass(frozen=True)
+class TransformStage:
+    transforms: tuple[Spec, ...] = ()  # query transforms; each query's hits are fused with `fuser`
+    fuser: str = "rrf"
+
+
+@dataclass(frozen=True)
+class RerankStage:
+    reranker: Spec | None = None
+    depth: int = 50  # first-stage candidates the reranker sees (its recall ceiling)
+
+
+@dataclass(frozen=True)
+class ExpandStage:
+    expander: Spec | None = None  # e.g. "section:max_chars=2000" (small-to-big)
+
+
+@dataclass(frozen=True)
+class OrderStage:
+    order: str = "rank"  # rank | ends | reverse (lost in the middle)
+    budget: int = 1500  # context tokens
+
+
+@dataclass(frozen=True)
+class ReadStage:
+    reader: Spec = "extractive"
+
+
+_STAGES = {
+    "ingest": IngestStage,
+    "index": IndexStage,
+    "retrieve": RetrieveStage,
+    "transform": TransformStage,
+    "rerank": RerankStage,
+    "expand": ExpandStage,
+    "order": OrderStage,
+    "read": ReadStage,
+}
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    """The whole pipeline; ``from_dict(c.to_dict()) == c``."""
+
+    name: str = "default"
+    description: str = ""
+    ingest: IngestStage = field(default_factory=IngestStage)
+    index: IndexStage = field(default_factory=IndexStage)
+    retrieve: RetrieveStage = field(default_factory=RetrieveStage)
+    transform: TransformStage = field(default_factory=TransformStage)
+    rerank: RerankStage = field(default_factory=RerankStage)
+    expand: ExpandStage = field(default_factory=ExpandStage)
+    order: OrderStage = field(default_factory=OrderStage)
+    read: ReadStage = field(default_factory=ReadStage)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"schema": SCHEMA, "name": self.name, "description": self.description}
+        for stage in _STAGES:
+            values = asdict(getattr(self, stage))
+            out[stage] = {k: list(v) if isinstance(v, tuple) else v for k, v in values.items()}
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], where: str = "pipeline config") -> PipelineConfig:
+        if not isinstance(data, dict):
+            raise ConfigError(f"{where}: expected a table of stages, got {type(data).__name__}")
+        schema = data.get("schema", SCHEMA)
+        if schema != SCHEMA:
+            raise ConfigError(f"{where}: schema {schema!r}, this ragline reads schema {SCHEMA}; update the file")
+        unknown = sorted(set(data) - {"schema", "name", "description", *_STAGES})
+        if unknown:
+            raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)}; stages are {', '.join(_STAGES)}")
+        stages = {name: _stage(kind, data.get(name) or {}, f"{where} [{name}]") for name, kind in _STAGES.items()}
+        return cls(name=str(data.get("name", "default")), description=str(data.get("description", "")), **stages)
+
+    def with_overrides(self, **stages: dict[str, Any]) -> PipelineConfig:
+        """A copy with some stage keys replaced: ``c.with_overrides(read={"reader": "llm"})``."""
+        changed = {name: replace(getattr(self, name), **values) for name, values in stages.items() if values}
+        return replace(self, **changed)
+
+    def to_toml(self) -> str:
+        return dumps_toml(self.to_dict())
+
+    def fingerprint(self) -> str:
+        import hashlib
+
+        return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:12]
+
+
+def _stage(kind: type, values: Any, where: str) -> Any:
+    if not isinstance(values, dict):
+        raise ConfigError(f"{where}: expected a table, got {type(values).__name__}")
+    known = {f.name: f for f in fields(kind)}
+    unknown = sorted(set(values) - set(known))
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)}; it takes {', '.join(known)}")
+    given = dict(values)
+    if "transforms" in given:
+        if not isinstance(given["transforms"], list):
+            raise ConfigError(f"{where}: transforms must be a list of specs")
+        given["transforms"] = tuple(given["transforms"])
+    for key in ("k", "depth", "budget"):
+        if key in given and (not isinstance(given[key], int) or isinstance(given[key], bool) or given[key] < 1):
+            raise ConfigError(f"{where}: {key} must be a whole number >= 1, got {given[key]!r}")
+    return kind(**given)
+
+
+# -- loading -------------------------------------------------------------------------------------------
+def pipeline_names() -> list[str]:
+    """The named pipelines that ship with ragline (``pipelines/*.toml``)."""
+    return sorted(p.name[: -len(".toml")] for p in resources.files(_PIPELINES_PACKAGE).iterdir()
+                  if p.name.endswith(".toml"))  # fmt: skip
+
+
+def load_config(source: str | Path) -> PipelineConfig:
+    """A config from a file (``.toml``, ``.yaml``/``.yml``, ``.json``) or a shipped pipeline's name."""
+    path = Path(source)
+    if path.is_file():
+        return PipelineConfig.from_dict(_read(path.read_bytes(), path.suffix.lower(), str(path)), str(path))
+    name = str(source)
+    if path.suffix or "/" in name:
+        raise ConfigError(f"no pipeline config file {name}")
+    shipped = resources.files(_PIPELINES_PACKAGE) / f"{name}.toml"
+    if not shipped.is_file():
+        raise ConfigError(f"no pipeline config {name!r}: not a file, nor one of {', '.join(pipeline_names())}")
+    return PipelineConfig.from_dict(_read(shipped.read_bytes(), ".toml", name), f"pipeline {name!r}")
+
+
+def _read(data: bytes, suffix: str, where: str) -> Any:
+    try:
+        text = data.decode("utf-8")
+        if suffix in (".yaml", ".yml"):
+            import yaml
+
+            return yaml.safe_load(text)
+        if suffix == ".json":
+            return json.loads(text)
+        return tomllib.loads(text)
+    except UnicodeDecodeError:
+        raise ConfigError(f"{where}: not UTF-8 text") from None
+    except (tomllib.TOMLDecodeError, ValueError) as error:
+        raise ConfigError(f"{where}: cannot parse: {error}") from None
+    except Exception as error:  # yaml.YAMLError, without importing yaml at module level
+        raise ConfigError(f"{where}: cannot parse: {error}") from None
+
+
+# -- writing -------------------------------------------------------------------------------------------
+def dumps_toml(data: dict[str, Any]) -> str:
+    """TOML for a config dict (scalars, lists, inline tables; one table per stage). None is left out."""
+    lines = [f"{k} = {_toml_value(v)}" for k, v in data.items() if not isinstance(v, dict) and v is not None]
+    for key, table in data.items():
+        if isinstance(table, dict):
+            lines += ["", f"[{key}]"]
+            lines += [f"{k} = {_toml_value(v)}" for k, v in table.items() if v is not None]
+    return "\n".join(lines) + "\n"
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)  # a JSON string is a valid TOML basic string
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        items = [f"{json.dumps(str(k))} = {_toml_value(v)}" for k, v in value.items() if v is not None]
+        return "{ " + ", ".join(items) + " }" if items else "{}"
+    raise ConfigError(f"cannot write {type(value).__name__} {value!r} as TOML")
