@@ -295,15 +295,22 @@ def filter_text(spec: FilterLike) -> str | None:
 
 
 def _render(node: Node) -> str:
+    # Parentheses only where the grammar needs them, so that the text of a parsed filter nests no deeper
+    # than the filter did: "and" binds tighter than "or", and a nested And in an And (Or in an Or) is
+    # kept apart so that the text parses back to the same tree, not a flattened one.
+    if isinstance(node, Compare):
+        plain = re.fullmatch(r"[A-Za-z_][\w.\-]*", node.field) and node.field.lower() not in _KEYWORDS
+        field = node.field if plain else _quote(node.field)
+        values = ", ".join(_render_value(v) for v in node.values)
+        return f"{field} in [{values}]" if node.op == "in" else f"{field} {node.op} {values}"
     if isinstance(node, Not):
-        return f"not ({_render(node.item)})"
-    if isinstance(node, (And, Or)):
-        joiner = " and " if isinstance(node, And) else " or "
-        return joiner.join(f"({_render(item)})" for item in node.items) if node.items else _EMPTY[type(node)]
-    plain = re.fullmatch(r"[A-Za-z_][\w.\-]*", node.field) and node.field.lower() not in _KEYWORDS
-    field = node.field if plain else _quote(node.field)
-    values = ", ".join(_render_value(v) for v in node.values)
-    return f"{field} in [{values}]" if node.op == "in" else f"{field} {node.op} {values}"
+        inner = _render(node.item)
+        return f"not ({inner})" if isinstance(node.item, (And, Or)) else f"not {inner}"
+    if not node.items:
+        return _EMPTY[type(node)]
+    joiner = " and " if isinstance(node, And) else " or "
+    bracketed = (And, Or) if isinstance(node, And) else (Or,)
+    return joiner.join(f"({_render(i)})" if isinstance(i, bracketed) else _render(i) for i in node.items)
 
 
 _EMPTY = {And: "not a in []", Or: "a in []"}  # an empty And holds for every document, an empty Or for none
