@@ -239,18 +239,21 @@ def test_default_acl_is_a_stamped_setting() -> None:
 def test_default_acl_is_given_to_documents_without_one(tmp_path: Path, path: str | None) -> None:
     where = tmp_path / path if path else None
     plain, own = Document("plain", "apple"), Document("own", "apple", metadata={"acl": ["hr"]})
+    null, empty = Document("null", "apple", metadata={"acl": None}), Document("empty", "apple", metadata={"acl": []})
     index = Index.create(where, IndexSettings(analyzer=get_analyzer("simple"), default_acl=("all", "Domain Users")))
-    index.add([plain, own])
+    index.add([plain, own, null, empty])
     index.commit()
     if where is not None:
         index.close()
         index = Index.open(where)
     assert plain.metadata == {}  # the caller's document is not changed
-    assert {d.id: d.metadata["acl"] for d in index.documents()} == {"plain": ["all", "Domain Users"], "own": ["hr"]}
-    assert [d for d, _ in index.search_ids("apple", filter=acl_filter(["Domain Users"]))] == ["plain"]
+    stamped = ["all", "Domain Users"]
+    acls = {d.id: d.metadata["acl"] for d in index.documents()}
+    assert acls == {"plain": stamped, "own": ["hr"], "null": stamped, "empty": []}  # an empty list is an acl
+    assert {d for d, _ in index.search_ids("apple", filter=acl_filter(["Domain Users"]))} == {"plain", "null"}
     assert [d for d, _ in index.search_ids("apple", filter=acl_filter(["hr"]))] == ["own"]
-    again = index.sync([Document("plain", "apple"), Document("own", "apple", metadata={"acl": ["hr"]})])
-    assert (again.added, again.updated, again.unchanged) == (0, 0, 2)  # the stamp is no change of the source
+    again = index.sync([Document("plain", "apple"), own, null, empty])
+    assert (again.added, again.updated, again.unchanged) == (0, 0, 4)  # the stamp is no change of the source
 
 
 def test_without_default_acl_documents_without_one_are_hidden_from_groups() -> None:

@@ -557,10 +557,12 @@ class Index:
         if vectors is not None and len(vectors) != len(documents):
             raise ConfigError(f"add() got {len(vectors)} vectors for {len(documents)} documents")
         default_acl = self.settings.default_acl
+        if isinstance(default_acl, str):
+            raise ConfigError(f"default_acl takes a tuple of group names, e.g. ({default_acl!r},), not a string")
         for i, doc in enumerate(documents):
             if not isinstance(doc, Document) or not doc.id:
                 raise ConfigError(f"add() takes Documents with a non-empty id, got {doc!r:.80}")
-            if default_acl is not None and "acl" not in doc.metadata:
+            if default_acl is not None and doc.metadata.get("acl") is None:
                 doc = _DefaultAclDocument.stamp(doc, default_acl)
             self._pending[doc.id] = doc
             self._pending_deletes.discard(doc.id)
