@@ -69,6 +69,21 @@ def _parse_fields(spec: str) -> dict[str, float]:
     return fields
 
 
+def _restricted_filter(args: argparse.Namespace) -> tuple[Any, str | None]:
+    """``--filter`` joined (as trees) to the ACL groups of ``--groups a,b`` and each ``--group NAME``,
+    and its text for reports.
+
+    Neither flag: no restriction. Given but naming no group (``--groups ""``): nothing is visible.
+    """
+    from ragline.index.filters import acl_filter, filter_text, restrict
+
+    if args.groups is None and not args.group:
+        return args.filter, args.filter
+    groups = [g.strip() for g in (args.groups or "").split(",") if g.strip()] + list(args.group or [])
+    combined = restrict(args.filter, acl_filter(groups))
+    return combined, filter_text(combined)
+
+
 def _load_source(source: Path, max_bytes: int) -> LoadReport:
     if source.is_file() and source.suffix == ".jsonl":
         return load_jsonl_corpus(source)
@@ -138,7 +153,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     index = Index.open(path)
     spec = args.retriever or ("hybrid" if index.settings.embedder else "bm25")
     retriever = build_retriever(spec, index, _bm25_params(args, index.settings.bm25))
-    hits = retriever.search(args.query, args.k, args.filter)
+    flt, flt_text = _restricted_filter(args)
+    hits = retriever.search(args.query, args.k, flt)
     if args.output == "json":
         _emit_json(
             {
@@ -157,13 +173,13 @@ def cmd_search(args: argparse.Namespace) -> int:
                     "ragline_version": __version__,
                     "index": str(path),
                     "retriever": retriever.config(),
-                    "filter": args.filter,
+                    "filter": flt_text,
                     "generation": index.generation,
                 },
             }
         )
         return 0
-    table = Table(title=f"{len(hits)} results for {args.query!r}" + (f" where {args.filter}" if args.filter else ""))
+    table = Table(title=f"{len(hits)} results for {args.query!r}" + (f" where {flt_text}" if flt_text else ""))
     for column in ("#", "score", "id", "title / snippet"):
         table.add_column(column, overflow="fold")
     for h in hits:
@@ -344,12 +360,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
         from ragline.corpora.builtin import orrin_index
 
         index, _ = orrin_index()
-    flt = args.filter
-    if args.groups:
-        from ragline.index.filters import acl_clause
-
-        acl = acl_clause([g.strip() for g in args.groups.split(",")])
-        flt = f"({flt}) and {acl}" if flt else acl
+    flt, flt_text = _restricted_filter(args)
     retriever = args.retriever or ("hybrid" if index.settings.embedder else "bm25")
     pipeline = RAGPipeline(index, build_reader(args.reader), retriever=retriever, k=args.k, order=args.order)
     context = pipeline.context(args.question, flt)
@@ -376,7 +387,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if args.output == "json":
         _emit_json({"question": args.question, "answer": answer.text, "abstained": answer.abstained,
                     "citations": citations,
-                    "provenance": {"ragline_version": __version__, "index": str(index.path), "filter": flt,
+                    "provenance": {"ragline_version": __version__, "index": str(index.path), "filter": flt_text,
                                    "generation": index.generation, **pipeline.config()}})  # fmt: skip
         return 0
     console.out("")
@@ -572,6 +583,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query")
     p.add_argument("-k", type=int, default=10, help="number of results (10)")
     p.add_argument("--filter", help='metadata filter, e.g. "acl in [all, hr] and year >= 2024"')
+    p.add_argument("--groups", help="search as a user in these ACL groups, comma-separated, e.g. all,hr")
+    p.add_argument("--group", action="append", metavar="NAME", help="one more ACL group, verbatim (repeatable)")
     p.add_argument(
         "--retriever",
         metavar="SPEC",
@@ -661,7 +674,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="source order in the prompt: rank, or ends = best at both ends (lost in the middle)",
     )
     p.add_argument("--filter", help="metadata filter applied inside retrieval")
-    p.add_argument("--groups", help="ask as a user in these ACL groups, e.g. all,hr (adds acl in [...])")
+    p.add_argument("--groups", help="ask as a user in these ACL groups, comma-separated, e.g. all,hr")
+    p.add_argument("--group", action="append", metavar="NAME", help="one more ACL group, verbatim (repeatable)")
     common(p)
     p.set_defaults(func=cmd_ask)
 

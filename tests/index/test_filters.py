@@ -37,6 +37,7 @@ VALID = [
     ("acl in[hr,all]", Compare("acl", "in", ("hr", "all"))),
     ("acl not in [hr, all]", Not(Compare("acl", "in", ("hr", "all")))),
     ("acl NOT IN [hr]", Not(Compare("acl", "in", ("hr",)))),
+    ("acl in []", Compare("acl", "in", ())),  # no value: no document, as {"acl": []}
     ("year in [2023, 2024]", Compare("year", "in", (2023.0, 2024.0))),
     ("effective_date <= 2025-06-30", Compare("effective_date", "<=", ("2025-06-30",))),
     ('title = "Remote work"', Compare("title", "=", ("Remote work",))),
@@ -83,7 +84,7 @@ INVALID = [
     ("a in hr", 5, "'['"),
     ("a in [hr", 8, "',' or ']'"),
     ("a in [hr,", 9, "value"),
-    ("a in []", 6, "value"),
+    ("a in [,]", 6, "value"),
     ("a not = b", 6, "'in'"),
     ("a == b", 3, "value"),
     ("a < < b", 4, "value"),

@@ -15,13 +15,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from ragline.corpora import Question
-from ragline.index.filters import acl_clause
+from ragline.index import filters
 from ragline.retrieve.base import Retriever
 
 
-def acl_filter(question: Question) -> str:
-    """The asking user's view: documents whose ``acl`` holds one of the user's groups."""
-    return acl_clause(question.user_groups)
+def acl_filter(question: Question) -> filters.Node:
+    """The asking user's view: documents whose ``acl`` holds one of the user's groups (none: nothing)."""
+    return filters.acl_filter(question.user_groups)
 
 
 def document_ranking(retriever: Retriever, question: Question, depth: int) -> list[str]:

@@ -57,6 +57,9 @@ class IndexSettings:
     vector_index: str = "hnsw"  # VectorIndexConfig spec, e.g. "hnsw:m=32,ef_search=128" or "flat"
     chunker: str = "none"  # how `ragline index` cuts documents (ragline.ingest.chunkers spec)
     context: str = "none"  # and contextualizes the chunks (none | breadcrumb | llm)
+    # Documents without an ``acl`` get this acl when added; None: they keep none and are hidden from
+    # every caller who gives groups (an acl filter matches no document without the field).
+    default_acl: tuple[str, ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -68,6 +71,7 @@ class IndexSettings:
             "vector_index": self.vector_index,
             "chunker": self.chunker,
             "context": self.context,
+            "default_acl": None if self.default_acl is None else list(self.default_acl),
         }
 
     @classmethod
@@ -81,7 +85,31 @@ class IndexSettings:
             vector_index=data.get("vector_index", "hnsw"),
             chunker=data.get("chunker", "none"),
             context=data.get("context", "none"),
+            default_acl=None if data.get("default_acl") is None else tuple(data["default_acl"]),
         )
+
+
+@dataclass(slots=True)
+class _DefaultAclDocument(Document):
+    """A copy of a document given the index's default acl, keeping the hash of the document as given.
+
+    ``sync`` compares a source's hash with the stored one; the stamp is the index's doing, not a
+    change of the source, so it must not make every unchanged source look updated.
+    """
+
+    source_hash: str = ""
+
+    @classmethod
+    def stamp(cls, doc: Document, acl: tuple[str, ...]) -> Document:
+        metadata = {**doc.metadata, "acl": list(acl)}
+        return cls(doc.id, doc.text, doc.title, metadata, doc.source, doc.index_text, source_hash=doc.hash)
+
+    @property
+    def hash(self) -> str:
+        return self.source_hash
+
+    def to_dict(self) -> dict[str, Any]:
+        return Document(self.id, self.text, self.title, self.metadata, self.source, self.index_text).to_dict()
 
 
 @dataclass
@@ -528,9 +556,14 @@ class Index:
         documents = list(documents)
         if vectors is not None and len(vectors) != len(documents):
             raise ConfigError(f"add() got {len(vectors)} vectors for {len(documents)} documents")
+        default_acl = self.settings.default_acl
+        if isinstance(default_acl, str):
+            raise ConfigError(f"default_acl takes a tuple of group names, e.g. ({default_acl!r},), not a string")
         for i, doc in enumerate(documents):
             if not isinstance(doc, Document) or not doc.id:
                 raise ConfigError(f"add() takes Documents with a non-empty id, got {doc!r:.80}")
+            if default_acl is not None and doc.metadata.get("acl") is None:
+                doc = _DefaultAclDocument.stamp(doc, default_acl)
             self._pending[doc.id] = doc
             self._pending_deletes.discard(doc.id)
             if vectors is not None:
