@@ -10,7 +10,8 @@ answer only from numbered sources and cite them). Built from specs::
 Retrieval runs as the asking user: the filter (an ACL clause, say) applies inside retrieval, so a
 forbidden document never reaches the context. When a document and the version that supersedes it
 are both retrieved, the superseded one is dropped: the sources then cannot conflict on a value the
-newer version changed (the prompt also tells the model to prefer the newest version).
+newer version changed (the prompt also tells the model to prefer the newest version). A query with
+no searchable terms retrieves nothing (see ``empty_query_reason``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from ragline.index.filters import FilterLike
 from ragline.index.store import Index
 from ragline.retrieve.registry import build_retriever
 from ragline.specs import parse_spec
+from ragline.text import Analyzer
 from ragline.types import Answer, Hit
 
 
@@ -96,6 +98,20 @@ def build_reader(spec: str, llm: Any = None) -> Reader:
     raise ConfigError(f"unknown reader {name!r}; choose extractive or llm")
 
 
+def empty_query_reason(query: str, analyzer: Analyzer) -> str | None:
+    """Why ``query`` retrieves nothing, or None when it has terms to search for.
+
+    A blank query, or one of stopwords and punctuation only, has no terms: BM25 scores nothing and a
+    dense retriever would return the nearest neighbours of an empty embedding, that is arbitrary
+    documents. Saying "no results, and why" is the honest answer for every retriever.
+    """
+    if not query.strip():
+        return "the query is empty"
+    if not analyzer(query):
+        return f"the query {query.strip()!r} has no searchable terms (only stopwords or punctuation)"
+    return None
+
+
 def drop_superseded(hits: list[Hit]) -> list[Hit]:
     """Hits without those whose document's ``superseded_by`` successor was retrieved too."""
     retrieved = {document_id(h) for h in hits}
@@ -118,6 +134,8 @@ class RAGPipeline:
         self.retriever_obj = build_retriever(self.retriever, self.index)
 
     def context(self, question: str, filter: FilterLike = None) -> Context:
+        if empty_query_reason(question, self.index.settings.analyzer):
+            return build_context([], self.budget, self.order)  # type: ignore[arg-type]
         hits = drop_superseded(self.retriever_obj.search(question, self.k, filter))
         return build_context(hits, self.budget, self.order)  # type: ignore[arg-type]
 
