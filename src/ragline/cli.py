@@ -573,6 +573,12 @@ def cmd_ask(args: argparse.Namespace) -> int:
                     "provenance": {**provenance, **pipeline.config()}})  # fmt: skip
         return 0
     console.out("")
+    _print_answer(console, answer, context, index.settings.analyzer, args.question)
+    return 0
+
+
+def _print_answer(console: Console, answer: Any, context: Any, analyzer: Analyzer, question: str) -> None:
+    """What follows the streamed answer: a warning when nothing backs it, then the numbered sources."""
     if answer.abstained:
         console.print(Text("The sources do not answer this question.", style="yellow"))
     elif not answer.citations:
@@ -581,7 +587,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
         console.print(Text("the model cited nothing: ragline attributed the sources that contain the answer", "dim"))
     shown = {c.n for c in answer.citations}
     console.rule("sources")
-    terms = set(index.settings.analyzer(args.question))
+    terms = set(analyzer(question))
     for source in context.sources:
         hit = source.hit
         section = " > ".join(hit.metadata.get("section") or [])
@@ -594,8 +600,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
                 f" ({hit.doc_id})",
             )
         )
-        console.print(Text("    " + _snippet(hit.text, terms, index.settings.analyzer, 160), style="dim"))
-    return 0
+        console.print(Text("    " + _snippet(hit.text, terms, analyzer, 160), style="dim"))
 
 
 def _read_answer(pipeline: Any, question: str, context: Any, console: Console | None) -> Any:
