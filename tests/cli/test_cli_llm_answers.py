@@ -11,19 +11,18 @@ import json
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
 import pytest
 from rich.console import Console
 
+from llm_fakes import FakeLLM
 from ragline.answer.pipeline import RAGPipeline, build_reader
 from ragline.cli import _print_answer, _read_answer
 from ragline.errors import ModelError
 from ragline.index import Index, IndexSettings
 from ragline.models.llm import HttpLLM, LLMContextExceededError, PromptTooLongError, check_prompt_fits
 from ragline.types import Document
-from llm_fakes import FakeLLM
 
 
 class StubServer:

@@ -107,7 +107,9 @@ def test_index_chunks_by_default_and_none_keeps_whole_documents(capsys, tmp_path
     assert info["settings"]["chunker"] == "fixed:size=100,overlap=30"
     out, _ = run_text(capsys, "info", "--index", str(tmp_path / "a"))
     assert "fixed:size=100,overlap=30" in out and "none (BM25 only)" in out and "chunks" in out
-    whole = run_json(capsys, "index", str(root), "--index", str(tmp_path / "b"), "--embedder", "none", "--chunker", "none")
+    whole = run_json(
+        capsys, "index", str(root), "--index", str(tmp_path / "b"), "--embedder", "none", "--chunker", "none"
+    )
     assert (whole["unit"], whole["documents"], whole["chunks"], whole["context"]) == ("documents", 1, None, "none")
 
 
