@@ -166,6 +166,13 @@ def _describe_setting(name: str, value: Any) -> str:
     return "none" if value is None else str(value)
 
 
+def _same_setting(given: Any, stamped: Any) -> bool:
+    # a group list read back from JSON is a list; the flag gives a tuple
+    if isinstance(given, (tuple, list)) and isinstance(stamped, (tuple, list)):
+        return tuple(given) == tuple(stamped)
+    return bool(given == stamped)
+
+
 def _index_settings(args: argparse.Namespace, path: Path) -> IndexSettings:
     """The settings of `ragline index`: an existing index's stamp, or defaults, overridden by the flags given.
 
@@ -185,7 +192,7 @@ def _index_settings(args: argparse.Namespace, path: Path) -> IndexSettings:
     changed = [
         (name, getattr(stamp, name, None), value)
         for name, value in given.items()
-        if value != getattr(stamp, name, None)
+        if not _same_setting(value, getattr(stamp, name, None))
     ]
     if changed:
         differences = "; ".join(
