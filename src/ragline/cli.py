@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -16,31 +17,59 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from ragline import __version__
-from ragline.errors import ConfigError, RaglineError
+from ragline.corpora.builtin import DEFAULT_INGEST
+from ragline.errors import ConfigError, IndexMismatchError, ModelError, RaglineError
 from ragline.index import VARIANTS, BM25Params, Index, IndexSettings
+from ragline.index.store import MANIFEST
 from ragline.ingest import LoadReport, load_folder, load_jsonl_corpus
 from ragline.ingest.loaders import document_id
 from ragline.progress import stderr
-from ragline.text import PRESETS, get_analyzer
+from ragline.text import PRESETS, Analyzer, get_analyzer
 
 DEFAULT_INDEX = "ragline-index"
 EXAMPLES = """\
 examples:
   ragline index ./docs                      index a folder of .txt/.md files (again: syncs changes)
   ragline search "remote work allowance" --filter "acl in [all, hr]"
+  ragline ask "How much is the remote work allowance?" --groups all,hr
   ragline info
   ragline eval ../shared/bench/scifact --retriever bm25 --split test --output json
 
-The index directory is --index, else $RAGLINE_INDEX, else ./ragline-index.
+The index directory is --index, else $RAGLINE_INDEX, else ./ragline-index. `ragline index` cuts documents
+into 100-word chunks with a [Title > Section] breadcrumb (--chunker none: whole documents) and stamps its
+settings in the index; a re-sync reuses them. `ragline ask` without any of the three answers from the
+built-in Orrin Grid demo corpus, and says so.
 Filters: field=value, field!=value, field<=value (<, >, >=), field in [a, b], with and/or/not and ().
 """
 
 
 # -- helpers ----------------------------------------------------------------------------------------
+def _index_location(args: argparse.Namespace) -> Path | None:
+    """The index a command uses: --index, else $RAGLINE_INDEX, else ./ragline-index when it exists, else None."""
+    given = getattr(args, "index", None) or os.environ.get("RAGLINE_INDEX")
+    if given:
+        return Path(given)
+    default = Path(DEFAULT_INDEX)
+    return default if default.exists() else None
+
+
 def _index_path(args: argparse.Namespace) -> Path:
-    return Path(args.index or os.environ.get("RAGLINE_INDEX") or DEFAULT_INDEX)
+    """Where `index` writes and `search`/`info` read (opening a missing one says how to create it)."""
+    return _index_location(args) or Path(DEFAULT_INDEX)
+
+
+def _positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1 (-k 0 or -k -1 would return nothing, silently)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
 
 
 def _emit_json(payload: dict[str, Any]) -> None:
@@ -92,10 +121,111 @@ def _load_source(source: Path, max_bytes: int) -> LoadReport:
     return load_folder(source, max_bytes=max_bytes)
 
 
+# -- stamped index settings ---------------------------------------------------------------------------
+# The settings `ragline index` stamps in an index, with the flag that sets each one.
+STAMPED_FLAGS = {
+    "analyzer": "--analyzer",
+    "fields": "--fields",
+    "embedder": "--embedder",
+    "vector_index": "--vector-index",
+    "chunker": "--chunker",
+    "context": "--context",
+    "default_acl": "--default-acl",
+}
+
+
+def _groups(spec: str, flag: str) -> tuple[str, ...]:
+    groups = tuple(g.strip() for g in spec.split(",") if g.strip())
+    if not groups:
+        raise ConfigError(f"{flag}: no group names in {spec!r}; give them comma-separated, e.g. all,hr")
+    return groups
+
+
+def _given_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The stamped settings the user gave flags for (argparse leaves the others None)."""
+    given: dict[str, Any] = {}
+    if args.analyzer is not None:
+        given["analyzer"] = get_analyzer(args.analyzer)
+    if args.fields is not None:
+        given["fields"] = _parse_fields(args.fields)
+    if args.embedder is not None:
+        given["embedder"] = None if args.embedder.lower() == "none" else args.embedder
+    if args.vector_index is not None:
+        given["vector_index"] = args.vector_index
+    if args.chunker is not None:
+        given["chunker"] = args.chunker
+    if args.context is not None:
+        given["context"] = args.context
+    if args.default_acl is not None:
+        given["default_acl"] = _groups(args.default_acl, "--default-acl")
+    return given
+
+
+def _stamped_settings(path: Path) -> IndexSettings | None:
+    """The settings stamped in the index at ``path``; None when there is none (or it cannot be read:
+    opening it then reports why)."""
+    try:
+        return IndexSettings.from_dict(json.loads((path / MANIFEST).read_text("utf-8"))["settings"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _describe_setting(name: str, value: Any) -> str:
+    """A stamped setting as the user would write the flag."""
+    if isinstance(value, Analyzer):
+        return value.name
+    if name == "fields":
+        return ",".join(f"{field}={weight:g}" for field, weight in value.items())
+    if isinstance(value, (tuple, list)):
+        return ",".join(value)
+    return "none" if value is None else str(value)
+
+
+def _same_setting(given: Any, stamped: Any) -> bool:
+    # a group list read back from JSON is a list; the flag gives a tuple
+    if isinstance(given, (tuple, list)) and isinstance(stamped, (tuple, list)):
+        return tuple(given) == tuple(stamped)
+    return bool(given == stamped)
+
+
+def _index_settings(args: argparse.Namespace, path: Path) -> IndexSettings:
+    """The settings of `ragline index`: an existing index's stamp, or defaults, overridden by the flags given.
+
+    A flag that contradicts the stamp is refused: mixing chunkers or embedders in one index would make
+    its documents incomparable.
+    """
+    given = _given_settings(args)
+    stamp = _stamped_settings(path)
+    if stamp is None:
+        chunker = given.get("chunker", DEFAULT_INGEST.chunker)
+        defaults = {
+            "embedder": "minilm",
+            "chunker": DEFAULT_INGEST.chunker,
+            "context": DEFAULT_INGEST.context if chunker != "none" else "none",
+        }
+        return IndexSettings(**{**defaults, **given})
+    changed = [
+        (name, getattr(stamp, name, None), value)
+        for name, value in given.items()
+        if not _same_setting(value, getattr(stamp, name, None))
+    ]
+    if changed:
+        differences = "; ".join(
+            f"{name.replace('_', ' ')} {_describe_setting(name, old)!r}, not {_describe_setting(name, new)!r} "
+            f"({STAMPED_FLAGS[name]})"
+            for name, old, new in changed
+        )
+        raise IndexMismatchError(
+            f"index {path} was built with other settings: {differences}. Leave the flag out to keep the index's "
+            f"setting, give another --index, or delete {path} to rebuild it with the new one"
+        )
+    return stamp
+
+
 # -- sub-commands -------------------------------------------------------------------------------------
 def cmd_index(args: argparse.Namespace) -> int:
     path = _index_path(args)
-    settings = _settings(args, embed=args.embedder.lower() != "none")
+    settings = _index_settings(args, path)
     started = time.perf_counter()
     with stderr.status(f"reading {args.source}"):
         loaded = _load_source(Path(args.source), int(args.max_file_mb * 1024 * 1024))
@@ -112,7 +242,8 @@ def cmd_index(args: argparse.Namespace) -> int:
         # A file that fails to load now keeps what an earlier run indexed: nothing indexed is lost.
         failed = {_doc_id_of(error.source, args.source) for error in loaded.errors}
         report = index.sync(units, prune=True, keep=failed)
-        with stderr.status(f"committing {report.added + report.updated} documents"):
+        unit = "documents" if settings.chunker == "none" else "chunks"
+        with stderr.status(f"committing {report.added + report.updated} {unit}"):
             index.commit()
         _report_embeddings(index)
         info = index.info()
@@ -123,18 +254,25 @@ def cmd_index(args: argparse.Namespace) -> int:
         "deleted": report.deleted,
         "unchanged": report.unchanged,
         "skipped": len(loaded.errors),
-        "unit": "documents" if settings.chunker == "none" else "chunks",
+        "unit": unit,
+        # "documents" counts the indexed units (kept for scripts written before chunking was the default)
         "documents": info["documents"],
+        "chunks": info["documents"] if unit == "chunks" else None,
+        "chunker": settings.chunker,
+        "context": settings.context,
         "generation": info["generation"],
         "seconds": round(time.perf_counter() - started, 3),
     }
     if args.output == "json":
         _emit_json(result)
     else:
+        chunking = "" if unit == "documents" else f", {settings.chunker} + {settings.context}"
         Console().print(
-            f"{path}: {report.added} added, {report.updated} updated, {report.deleted} deleted, "
-            f"{report.unchanged} unchanged, {len(loaded.errors)} skipped; {info['documents']} documents "
-            f"(generation {info['generation']}, {result['seconds']} s)"
+            Text(
+                f"{path}: {report.added} added, {report.updated} updated, {report.deleted} deleted, "
+                f"{report.unchanged} unchanged, {len(loaded.errors)} skipped; {info['documents']} {unit} "
+                f"(generation {info['generation']}{chunking}, {result['seconds']} s)"
+            )
         )
     return 0
 
@@ -148,13 +286,17 @@ def _doc_id_of(source: str, root: str) -> str:
 
 def cmd_search(args: argparse.Namespace) -> int:
     path = _index_path(args)
+    from ragline.retrieve.base import empty_query_reason
     from ragline.retrieve.registry import build_retriever
 
     index = Index.open(path)
     spec = args.retriever or ("hybrid" if index.settings.embedder else "bm25")
     retriever = build_retriever(spec, index, _bm25_params(args, index.settings.bm25))
     flt, flt_text = _restricted_filter(args)
-    hits = retriever.search(args.query, args.k, flt)
+    analyzer = index.settings.analyzer
+    empty = empty_query_reason(args.query, analyzer)
+    hits = [] if empty else retriever.search(args.query, args.k, flt)
+    terms = set(analyzer(args.query))
     if args.output == "json":
         _emit_json(
             {
@@ -162,13 +304,15 @@ def cmd_search(args: argparse.Namespace) -> int:
                 "hits": [
                     {
                         "rank": h.rank,
-                        "doc_id": h.doc_id,
+                        "doc_id": _document_of(h),
+                        "chunk_id": h.doc_id,
                         "score": h.score,
                         "title": h.title,
-                        "snippet": _snippet(h.text),
+                        "snippet": _snippet(h.text, terms, analyzer),
                     }
                     for h in hits
                 ],
+                **({"reason": empty} if empty else {}),
                 "provenance": {
                     "ragline_version": __version__,
                     "index": str(path),
@@ -179,18 +323,63 @@ def cmd_search(args: argparse.Namespace) -> int:
             }
         )
         return 0
-    table = Table(title=f"{len(hits)} results for {args.query!r}" + (f" where {flt_text}" if flt_text else ""))
+    if empty:
+        stderr.print(Text(f"no results: {empty}", style="yellow"))
+    title = f"{len(hits)} results for {args.query!r}" + (f" where {flt_text}" if flt_text else "")
+    table = Table(title=Text(title))
     for column in ("#", "score", "id", "title / snippet"):
         table.add_column(column, overflow="fold")
     for h in hits:
-        table.add_row(str(h.rank), f"{h.score:.3f}", h.doc_id, f"[bold]{h.title}[/]\n{_snippet(h.text)}")
+        cell = Text.assemble((h.title, "bold"), "\n" if h.title else "", _snippet(h.text, terms, analyzer))
+        table.add_row(str(h.rank), f"{h.score:.3f}", Text(h.doc_id), cell)
     Console().print(table)
     return 0
 
 
-def _snippet(text: str, width: int = 200) -> str:
+def _document_of(hit: Any) -> str:
+    """The document a hit belongs to: a chunk's ``doc_id``, else the hit's own id."""
+    from ragline.answer.context import document_id
+
+    return document_id(hit)
+
+
+_WORD = re.compile(r"\w+")
+
+
+def _snippet(text: str, terms: set[str], analyzer: Analyzer, width: int = 200) -> str:
+    """A window of ``text`` (whitespace flattened) around the query terms, "…" where it is cut.
+
+    The window starts a little before the first term match of the stretch that holds the most distinct
+    query terms; words are matched through the index's analyzer, so "policies" finds "policy".
+    """
     flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
+    if len(flat) <= width:
+        return flat
+    analyzed: dict[str, list[str]] = {}
+    matches = []  # (offset, term) of every word that is a query term
+    for word in _WORD.finditer(flat) if terms else ():
+        key = word.group()
+        if key not in analyzed:
+            analyzed[key] = analyzer(key)
+        matches.extend((word.start(), term) for term in analyzed[key] if term in terms)
+        if len(matches) >= 200:  # enough candidates; a long document would make the window search slow
+            break
+    start = 0
+    if matches:
+        lead = width // 5  # a few words of the text before the match
+        best = max(
+            range(len(matches)),
+            key=lambda i: (len({t for at, t in matches[i:] if at < matches[i][0] + width - lead}), -i),
+        )
+        start = max(0, matches[best][0] - lead)
+        if start > 0:  # begin at a word
+            space = flat.find(" ", start)
+            start = space + 1 if 0 <= space < matches[best][0] else matches[best][0]
+    end = min(len(flat), start + width - 2)
+    if end < len(flat):  # end at a word
+        space = flat.rfind(" ", start, end)
+        end = space if space > start else end
+    return ("…" if start > 0 else "") + flat[start:end] + ("…" if end < len(flat) else "")
 
 
 def cmd_info(args: argparse.Namespace) -> int:
@@ -198,7 +387,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     if args.output == "json":
         _emit_json(info)
         return 0
-    table = Table(title=f"ragline index {info['path']}", show_header=False)
+    table = Table(title=Text(f"ragline index {info['path']}"), show_header=False)
     for key in (
         "documents",
         "deleted",
@@ -210,13 +399,20 @@ def cmd_info(args: argparse.Namespace) -> int:
         "committed_at",
     ):
         table.add_row(key, str(info[key]))
-    table.add_row(
-        "segments", ", ".join(f"{s['name']} ({s['rows']} rows, {s['deleted']} deleted)" for s in info["segments"])
-    )
+    segments = ", ".join(f"{s['name']} ({s['rows']} rows, {s['deleted']} deleted)" for s in info["segments"])
+    table.add_row("segments", Text(segments))
     settings = info["settings"]
-    table.add_row("analyzer", json.dumps(settings["analyzer"]))
-    table.add_row("fields", json.dumps(settings["fields"]))
-    table.add_row("bm25", json.dumps(settings["bm25"]))
+    chunker = settings.get("chunker", "none")
+    table.add_row("unit", "documents" if chunker == "none" else "chunks")
+    table.add_row("chunker", Text(chunker))
+    table.add_row("context", Text(settings.get("context", "none")))
+    table.add_row("embedder", Text(settings.get("embedder") or "none (BM25 only)"))
+    table.add_row("vector index", Text(settings.get("vector_index", "hnsw") if settings.get("embedder") else "none"))
+    if "default_acl" in settings:
+        table.add_row("default acl", Text(_describe_setting("default_acl", settings["default_acl"])))
+    table.add_row("analyzer", Text(json.dumps(settings["analyzer"])))
+    table.add_row("fields", Text(json.dumps(settings["fields"])))
+    table.add_row("bm25", Text(json.dumps(settings["bm25"])))
     Console().print(table)
     return 0
 
@@ -233,7 +429,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         raise ConfigError("--judge checks the citations of answers: give a --reader too")
     with stderr.status(f"loading {args.dataset}"):
         dataset = load_dataset(args.dataset, args.split)
-    settings = _settings(args, embed=needs_embeddings(specs))
+    settings = _eval_settings(args, embed=needs_embeddings(specs))
     ingest = IngestConfig(args.chunker, args.context)
     with stderr.status(f"indexing {len(dataset.corpus)} documents ({args.chunker}, {args.context})"):
         index = build_index(dataset.corpus, ingest, settings)
@@ -277,18 +473,20 @@ def cmd_eval(args: argparse.Namespace) -> int:
             listed = [{"retriever": spec, "metrics": r.metrics} for spec, r in zip(specs, results)]
             _emit_json({**head, "results": listed, "comparisons": comparisons, "provenance": provenance})
         return 0
-    table = Table(title=f"{dataset.name} ({args.split}, {head['queries']} judged queries)")
+    table = Table(title=Text(f"{dataset.name} ({args.split}, {head['queries']} judged queries)"))
     table.add_column("metric")
     for spec in specs:
-        table.add_column(spec, justify="right")
+        table.add_column(Text(spec), justify="right")
     for m in metrics:
         table.add_row(m, *(f"{result.metrics[m]:.4f}" for result in results))
     Console().print(table)
     for c in comparisons:
         Console().print(
-            f"{c['retriever']} vs {c['baseline']} on {c['metric']}: delta {c['delta']:+.4f} "
-            f"(95% CI {c['ci'][0]:+.4f}..{c['ci'][1]:+.4f}), p = {c['p_randomization']:.4f} (randomization), "
-            f"{c['p_t_test']:.4f} (t-test), d = {c['effect_size']:.2f}, n = {c['n']}"
+            Text(
+                f"{c['retriever']} vs {c['baseline']} on {c['metric']}: delta {c['delta']:+.4f} "
+                f"(95% CI {c['ci'][0]:+.4f}..{c['ci'][1]:+.4f}), p = {c['p_randomization']:.4f} (randomization), "
+                f"{c['p_t_test']:.4f} (t-test), d = {c['effect_size']:.2f}, n = {c['n']}"
+            )
         )
     return 0
 
@@ -319,7 +517,7 @@ def _eval_answers(args: argparse.Namespace, dataset: Any, index: Index, retrieve
     if args.output == "json":
         _emit_json(payload)
         return 0
-    table = Table(title=f"{dataset.name}: {len(questions)} questions, {args.reader} over {retriever}")
+    table = Table(title=Text(f"{dataset.name}: {len(questions)} questions, {args.reader} over {retriever}"))
     for column in ("type", "n", "correct", "wrong", "abstained"):
         table.add_column(column, justify="left" if column == "type" else "right")
     for qtype, row in [*summary["by_type"].items(), ("all", {**summary["counts"], "n": summary["n"]})]:
@@ -339,71 +537,122 @@ def _report_embeddings(index: Index) -> None:
         stderr.print(f"embeddings: {counts['computed']} computed, {counts['cached']} from cache ({counts['id']})")
 
 
-def _settings(args: argparse.Namespace, embed: bool) -> IndexSettings:
+def _eval_settings(args: argparse.Namespace, embed: bool) -> IndexSettings:
+    """The in-memory index of `ragline eval` (chunking is its IngestConfig, not a stamp)."""
     return IndexSettings(
         analyzer=get_analyzer(args.analyzer),
         fields=_parse_fields(args.fields),
         embedder=args.embedder if embed else None,
         vector_index=args.vector_index,
-        chunker=getattr(args, "chunker", "none") if args.command == "index" else "none",
-        context=getattr(args, "context", "none") if args.command == "index" else "none",
     )
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
     from ragline.answer.pipeline import RAGPipeline, build_reader
+    from ragline.retrieve.base import empty_query_reason
 
-    index_path = args.index or os.environ.get("RAGLINE_INDEX")
-    if index_path:
-        index = Index.open(index_path)
+    location = _index_location(args)
+    if location is not None:
+        index = Index.open(location)
+        answered_from = str(location)
     else:
         from ragline.corpora.builtin import orrin_index
 
         index, _ = orrin_index()
+        answered_from = (
+            f"the built-in Orrin Grid demo corpus ({index.path}), not your documents: no --index, "
+            "$RAGLINE_INDEX or ./ragline-index; `ragline index DIR` indexes yours"
+        )
     flt, flt_text = _restricted_filter(args)
+    provenance = {"ragline_version": __version__, "index": str(index.path), "builtin": location is None,
+                  "filter": flt_text, "generation": index.generation}  # fmt: skip
+    if args.output != "json":
+        stderr.print(Text(f"answered from {answered_from}", style="dim" if location else "yellow"))
+    empty = empty_query_reason(args.question, index.settings.analyzer)
+    if empty:  # no sources to read: the reader (maybe an LLM to load) is not needed
+        if args.output == "json":
+            _emit_json({"question": args.question, "answer": "", "abstained": True, "citations": [], "sources": [],
+                        "reason": empty, "provenance": provenance})  # fmt: skip
+        else:
+            Console().print(Text(f"no answer: {empty}", style="yellow"))
+        return 0
     retriever = args.retriever or ("hybrid" if index.settings.embedder else "bm25")
     pipeline = RAGPipeline(index, build_reader(args.reader), retriever=retriever, k=args.k, order=args.order)
     context = pipeline.context(args.question, flt)
     console = Console(soft_wrap=True)
-    answer = None
-    for piece in pipeline.reader.stream(args.question, context):
-        if isinstance(piece, str):
-            if args.output != "json":
-                console.out(piece, end="", highlight=False)
-        else:
-            answer = piece
-    assert answer is not None
-    citations = [
-        {
-            "n": c.n,
-            "doc_id": c.doc_id,
-            "chunk_id": c.chunk_id,
-            "title": c.title,
-            "text": c.text,
-            "supported": c.supported,
-        }
-        for c in answer.citations
-    ]
+    answer = _read_answer(pipeline, args.question, context, console if args.output != "json" else None)
     if args.output == "json":
+        retrieved_by = pipeline.retriever_obj.config().get("name", retriever)
         _emit_json({"question": args.question, "answer": answer.text, "abstained": answer.abstained,
-                    "citations": citations,
-                    "provenance": {"ragline_version": __version__, "index": str(index.path), "filter": flt_text,
-                                   "generation": index.generation, **pipeline.config()}})  # fmt: skip
+                    "citations": [c.to_dict() for c in answer.citations],
+                    "attributed": bool(answer.details.get("attributed")),
+                    "sources": [{"n": s.n, "doc_id": s.doc_id, "chunk_id": s.chunk_id, "title": s.hit.title,
+                                 "score": s.hit.score, "retriever": retrieved_by, "text": s.text}
+                                for s in context.sources],
+                    "provenance": {**provenance, **pipeline.config()}})  # fmt: skip
         return 0
     console.out("")
+    _print_answer(console, answer, context, index.settings.analyzer, args.question)
+    return 0
+
+
+def _print_answer(console: Console, answer: Any, context: Any, analyzer: Analyzer, question: str) -> None:
+    """What follows the streamed answer: a warning when nothing backs it, then the numbered sources."""
     if answer.abstained:
-        console.print("[yellow]The sources do not answer this question.[/]")
+        console.print(Text("The sources do not answer this question.", style="yellow"))
+    elif not answer.citations:
+        console.print(Text("no citation: this answer is not backed by the sources", style="yellow"))
+    elif answer.details.get("attributed"):
+        console.print(Text("the model cited nothing: ragline attributed the sources that contain the answer", "dim"))
     shown = {c.n for c in answer.citations}
     console.rule("sources")
+    terms = set(analyzer(question))
     for source in context.sources:
         hit = source.hit
         section = " > ".join(hit.metadata.get("section") or [])
-        mark = "[green]cited[/] " if source.n in shown else ""
         console.print(
-            f"[{source.n}] {mark}[bold]{hit.title}[/]" + (f" — {section}" if section else "") + f" ({hit.doc_id})"
+            Text.assemble(
+                f"[{source.n}] ",
+                ("cited " if source.n in shown else "", "green"),
+                (hit.title, "bold"),
+                f" — {section}" if section else "",
+                f" ({hit.doc_id})",
+            )
         )
-        console.print(f"    [dim]{_snippet(hit.text, 160)}[/]", highlight=False)
-    return 0
+        console.print(Text("    " + _snippet(hit.text, terms, analyzer, 160), style="dim"))
+
+
+def _read_answer(pipeline: Any, question: str, context: Any, console: Console | None) -> Any:
+    """The reader's answer, its text streamed to ``console`` as it comes (None: quiet)."""
+    from ragline.models.llm import PromptTooLongError
+
+    answer = None
+    try:
+        for piece in pipeline.reader.stream(question, context):
+            if isinstance(piece, str):
+                if console is not None:
+                    console.out(piece, end="", highlight=False)
+            else:
+                answer = piece
+    except PromptTooLongError as error:
+        raise _question_too_long(error, pipeline.reader.llm, question) from None
+    assert answer is not None
+    return answer
+
+
+def _question_too_long(error: Any, llm: Any, question: str) -> ModelError:
+    """The too-long prompt said in terms of the question, the part of it the user wrote."""
+    asked = llm.count_tokens(question)
+    room = error.context_tokens - error.max_tokens - (error.prompt_tokens - asked)
+    if room <= 0:
+        return ModelError(
+            f"the sources and the {error.max_tokens}-token reply alone fill the model's context of "
+            f"{error.context_tokens} tokens: give fewer sources (-k) or a smaller max_tokens"
+        )
+    return ModelError(
+        f"the question is {asked} tokens; the model's context is {error.context_tokens} tokens, which leaves "
+        f"{room} for it beside the sources and the reply ({asked - room} too long): shorten the question"
+    )
 
 
 def cmd_corpus(args: argparse.Namespace) -> int:
@@ -424,7 +673,7 @@ def cmd_corpus(args: argparse.Namespace) -> int:
         _emit_json(result)
     else:
         Console().print(
-            f"{result['corpus']}: {result['documents']} documents, {result['questions']} questions -> {out}"
+            Text(f"{result['corpus']}: {result['documents']} documents, {result['questions']} questions -> {out}")
         )
     return 0
 
@@ -460,7 +709,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     for row in rows:
         hits = [row["by_type"][t]["hit@1"] for t in [*types, "all"]]
         cells = ["—" if h is None else f"{h:.2f}" for h in hits]
-        table.add_row(row["chunker"], row["context"], row["retriever"], str(row["chunks"]),
+        table.add_row(Text(row["chunker"]), row["context"], row["retriever"], str(row["chunks"]),
                       f"{row['split_evidence']:.0%}", *cells)  # fmt: skip
     Console(width=max(Console().width, 160)).print(table)
     return 0
@@ -500,11 +749,11 @@ def _lost_in_the_middle(args: argparse.Namespace, corpus: Any) -> int:
     for spec, result in payload["readers"].items():
         curve = result["positions"]
         cells = [_rate(a) for a in curve["accuracy"]]
-        table.add_row(spec, str(curve["n"]), *cells, _rate(curve["oracle"]["accuracy"]))
+        table.add_row(Text(spec), str(curve["n"]), *cells, _rate(curve["oracle"]["accuracy"]))
         if "orderings" in result:
             ordering = result["orderings"]
             rates = [_rate(ordering[order]["accuracy"]) for order in ("rank", "ends", "reverse")]
-            orders.add_row(spec, str(ordering["n"]), *rates)
+            orders.add_row(Text(spec), str(ordering["n"]), *rates)
     console.print(table)
     console.print(orders)
     return 0
@@ -537,21 +786,34 @@ def build_parser() -> argparse.ArgumentParser:
         g.add_argument("--b", type=float, help="length normalization, 0..1 (0.4)")
         g.add_argument("--delta", type=float, help="bm25l / bm25+ lower bound (0.5)")
 
-    def analysis_flags(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--analyzer", default="english", choices=sorted(PRESETS), help="text analysis (english)")
+    def analysis_flags(p: argparse.ArgumentParser, stamped: bool = False) -> None:
+        # In `index` every default is None: a flag left out keeps the existing index's stamped setting.
+        def default(value: str) -> str | None:
+            return None if stamped else value
+
+        than = " (default: the index's, else {})" if stamped else " ({})"
+        p.add_argument(
+            "--analyzer",
+            default=default("english"),
+            choices=sorted(PRESETS),
+            help="text analysis" + than.format("english"),
+        )
         p.add_argument(
             "--embedder",
-            default="minilm",
-            help="embedding model name or folder (minilm = all-MiniLM-L6-v2, multilingual-e5-small); "
-            "index: 'none' for BM25 only",
+            default=default("minilm"),
+            help="embedding model name or folder (minilm = all-MiniLM-L6-v2, multilingual-e5-small)"
+            + than.format("minilm")
+            + ("; 'none' for BM25 only" if stamped else ""),
         )
         p.add_argument(
             "--vector-index",
-            default="hnsw",
-            help="ANN index spec: flat, hnsw[:m=32,ef_search=128], ivf[:nprobe=16], ivfpq",
+            default=default("hnsw"),
+            help="ANN index spec: flat, hnsw[:m=32,ef_search=128], ivf[:nprobe=16], ivfpq" + than.format("hnsw"),
         )
         p.add_argument(
-            "--fields", default="body", help="indexed fields and weights: body (title+text), or title=2,text=1"
+            "--fields",
+            default=default("body"),
+            help="indexed fields and weights: body (title+text), or title=2,text=1" + than.format("body"),
         )
 
     p = sub.add_parser(
@@ -564,24 +826,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-file-mb", type=float, default=20.0, help="skip (and report) files larger than this (20)")
     p.add_argument(
         "--chunker",
-        default="none",
         metavar="SPEC",
-        help="cut documents into chunks: fixed:size=100,overlap=30 (the measured best), structure:max_words=200, "
-        "sentences:window=3, recursive:size=120; none = whole documents (default)",
+        help=f"cut documents into chunks: {DEFAULT_INGEST.chunker} (the measured best: the default, for a new "
+        "index), structure:max_words=200, sentences:window=3, recursive:size=120; none = whole documents",
     )
     p.add_argument(
         "--context",
-        default="none",
         choices=("none", "breadcrumb", "llm"),
-        help="chunk context: breadcrumb = [Title > Section] prefix; llm = a sentence by the local LLM",
+        help="chunk context: breadcrumb = [Title > Section] prefix (the default with chunks); llm = a sentence "
+        "by the local LLM",
     )
-    analysis_flags(p)
+    p.add_argument(
+        "--default-acl",
+        metavar="GROUPS",
+        help="ACL groups (comma-separated, e.g. all) given to documents that have no acl of their own",
+    )
+    analysis_flags(p, stamped=True)
     common(p)
     p.set_defaults(func=cmd_index)
 
     p = sub.add_parser("search", help="ranked results with scores and snippets")
     p.add_argument("query")
-    p.add_argument("-k", type=int, default=10, help="number of results (10)")
+    p.add_argument("-k", type=_positive_int, default=10, help="number of results (10)")
     p.add_argument("--filter", help='metadata filter, e.g. "acl in [all, hr] and year >= 2024"')
     p.add_argument("--groups", help="search as a user in these ACL groups, comma-separated, e.g. all,hr")
     p.add_argument("--group", action="append", metavar="NAME", help="one more ACL group, verbatim (repeatable)")
@@ -615,7 +881,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--split", default="test", help="qrels split (test)")
     p.add_argument("--metrics", default=",".join(_default_metrics()), help="comma-separated metric names")
-    p.add_argument("--depth", type=int, default=1000, help="documents retrieved per query (1000)")
+    p.add_argument("--depth", type=_positive_int, default=1000, help="documents retrieved per query (1000)")
     p.add_argument("--save-run", metavar="FILE", help="write the run in TREC format")
     p.add_argument(
         "--chunker",
@@ -630,9 +896,9 @@ def build_parser() -> argparse.ArgumentParser:
         "answer evaluation (needs questions.jsonl): retrieve with the first --retriever, read, grade"
     )
     g.add_argument("--reader", metavar="SPEC", help="extractive[:threshold=..] or llm[:model=...,max_tokens=..]")
-    g.add_argument("-k", type=int, default=5, help="sources given to the reader (5)")
+    g.add_argument("-k", type=_positive_int, default=5, help="sources given to the reader (5)")
     g.add_argument("--order", choices=("rank", "ends", "reverse"), default="rank", help="source order (rank)")
-    g.add_argument("--sample", type=int, help="N answerable + N unanswerable questions (default: all)")
+    g.add_argument("--sample", type=_positive_int, help="N answerable + N unanswerable questions (default: all)")
     g.add_argument("--seed", type=int, default=0, help="sampling seed (0)")
     g.add_argument(
         "--match",
@@ -653,8 +919,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "ask",
         help="answer a question from the index, with numbered, checkable citations",
-        description="Retrieve, assemble numbered sources, and answer only from them. Without --index (or "
-        "$RAGLINE_INDEX) the built-in Orrin Grid index is used (built on first use, then cached).",
+        description="Retrieve, assemble numbered sources, and answer only from them. The index is --index, else "
+        "$RAGLINE_INDEX, else ./ragline-index when it exists, else the built-in Orrin Grid demo index (built on "
+        "first use, then cached); stderr says which one answered.",
     )
     p.add_argument("question")
     p.add_argument(
@@ -666,7 +933,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--retriever", metavar="SPEC", help="bm25, dense or hybrid (default: hybrid when the index has embeddings)"
     )
-    p.add_argument("-k", type=int, default=5, help="sources retrieved (5)")
+    p.add_argument("-k", type=_positive_int, default=5, help="sources retrieved (5)")
     p.add_argument(
         "--order",
         choices=("rank", "ends", "reverse"),
@@ -707,7 +974,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, help="corpus seed (default: the evaluation world)")
     p.add_argument("--embedder", default="minilm", help="embedding model (minilm)")
     g = p.add_argument_group("lost-in-the-middle (--chunker: the first one, default fixed:size=100,overlap=30)")
-    g.add_argument("--k", type=int, default=5, help="sources per context: 1 gold + k-1 distractors (5)")
+    g.add_argument("--k", type=_positive_int, default=5, help="sources per context: 1 gold + k-1 distractors (5)")
     g.add_argument("--questions", type=int, help="LLM sample size, stratified by type (default 9; 0 = all)")
     g.add_argument("--sample-seed", type=int, default=0, help="seed of the question sample (0)")
     g.add_argument(
@@ -732,7 +999,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except RaglineError as error:
-        stderr.print(f"[red]error:[/] {error}", highlight=False)
+        # Text, not markup: a path, query or filter in the message keeps its brackets (and a caret its column).
+        stderr.print(Text.assemble(("error:", "red"), " ", str(error)))
         return 2
     except KeyboardInterrupt:
         stderr.print("interrupted; the index keeps its last commit")

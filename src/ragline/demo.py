@@ -15,6 +15,7 @@ import sys
 import time
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ragline.answer.pipeline import RAGPipeline, build_reader
@@ -45,12 +46,14 @@ def main() -> int:
         q = next(q for q in corpus.questions if q.type == qtype)
         answer, context = extractive.answer(q.text, acl_filter(q))
         sources = "\n".join(
-            ("✓ " if s.doc_id in q.gold_doc_ids else "  ") + f"[{s.n}] {s.chunk_id}" for s in context.sources[:3]
+            ("✓ " if s.doc_id in q.gold_doc_ids else "  ") + f"[{s.n}] {escape(s.chunk_id)}"
+            for s in context.sources[:3]
         )
         said = "(abstains)" if answer.abstained else answer.text + "".join(f" [{c.n}]" for c in answer.citations)
         grade = grade_question(q, answer, context).outcome
         colour = {"correct": "green", "wrong": "red"}.get(grade, "yellow")
-        shown.add_row(qtype, f"{q.text}\n[dim]({', '.join(q.user_groups)})[/]", sources, said, f"[{colour}]{grade}[/]")
+        asked = f"{escape(q.text)}\n[dim]({escape(', '.join(q.user_groups))})[/]"
+        shown.add_row(qtype, asked, sources, escape(said), f"[{colour}]{grade}[/]")
     console.print(shown)
 
     if os.environ.get("RAGLINE_DEMO_LLM", "1") != "0":
@@ -93,13 +96,13 @@ def _llm_answers(console: Console, index, corpus) -> None:  # type: ignore[no-un
     try:
         pipeline = RAGPipeline(index, build_reader("llm:max_tokens=64"), retriever="hybrid")
     except RaglineError as error:
-        console.print(f"[yellow]LLM answers skipped: {error}[/]")
+        console.print(f"[yellow]LLM answers skipped: {escape(str(error))}[/]")
         return
     console.rule("the local LLM answers (Qwen2.5-Coder-0.5B, offline), citing numbered sources")
     for qtype in ("literal", "version"):
         q = next(q for q in corpus.questions if q.type == qtype)
         context = pipeline.context(q.text, acl_filter(q))
-        console.print(f"[bold]Q ({qtype}):[/] {q.text}")
+        console.print(f"[bold]Q ({qtype}):[/] {escape(q.text)}")
         console.print("[bold]A:[/] ", end="")
         answer = None
         for piece in pipeline.reader.stream(q.text, context):
@@ -110,9 +113,9 @@ def _llm_answers(console: Console, index, corpus) -> None:  # type: ignore[no-un
         console.out("")
         for c in answer.citations if answer else []:
             how = "attributed by ragline" if answer.details.get("attributed") else "cited"
-            console.print(f"   [{c.n}] {c.chunk_id} ({how}; supports the answer: {c.supported})")
+            console.print(escape(f"   [{c.n}] {c.chunk_id} ({how}; supports the answer: {c.supported})"))
         grade = grade_question(q, answer, context, match="contains").outcome if answer else "?"
-        console.print(f"   gold: {q.answer} -> {grade}\n")
+        console.print(f"   gold: {escape(str(q.answer))} -> {grade}\n")
 
 
 if __name__ == "__main__":

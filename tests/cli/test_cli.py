@@ -160,6 +160,6 @@ def test_index_with_a_chunker_syncs_chunks_and_keeps_a_failed_files_chunks(capsy
     again = run_json(capsys, "index", str(docs), *flags)
     assert again["deleted"] == 0 and again["documents"] == first["documents"]
     hits = run_json(capsys, "search", "hardware token", "--index", index)["hits"]
-    assert hits[0]["doc_id"].startswith("vpn#")
+    assert hits[0]["doc_id"] == "vpn" and hits[0]["chunk_id"].startswith("vpn#")
     # another chunker on the same index is refused, not silently mixed
     assert main(["index", str(docs), "--index", index, "--embedder", "none", "--chunker", "fixed:size=8"]) == 2

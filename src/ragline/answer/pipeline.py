@@ -11,7 +11,8 @@ answer only from numbered sources and cite them). Built from specs::
 Retrieval runs as the asking user: the filter (an ACL clause, say) applies inside retrieval, so a
 forbidden document never reaches the context. When a document and the version that supersedes it
 are both retrieved, the superseded one is dropped: the sources then cannot conflict on a value the
-newer version changed (the prompt also tells the model to prefer the newest version).
+newer version changed (the prompt also tells the model to prefer the newest version). A query with
+no searchable terms retrieves nothing (see ``empty_query_reason``).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from ragline.config import PipelineConfig
 from ragline.index.bm25 import BM25Params
 from ragline.index.filters import FilterLike
 from ragline.index.store import Index
-from ragline.retrieve.base import hits_for
+from ragline.retrieve.base import empty_query_reason, hits_for
 from ragline.retrieve.fusion import fuse, rank
 from ragline.retrieve.registry import build_retriever
 from ragline.types import Answer, Hit
@@ -159,7 +160,9 @@ class RAGPipeline:
         )
 
     def retrieve(self, question: str, filter: FilterLike = None) -> list[Hit]:
-        """The hits the reader will see, best first (before the context budget)."""
+        """The hits the reader will see, best first (before the context budget); none for an empty query."""
+        if empty_query_reason(question, self.index.settings.analyzer):
+            return []
         depth = max(self.rerank_depth, self.k) if self.reranker is not None else self.k
         queries = [q for t in self.transforms for q in t.transform(question)] or [(question, 1.0)]
         if len(queries) == 1:

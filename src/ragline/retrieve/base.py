@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ragline.components import component, spec_of
@@ -33,12 +33,28 @@ class Retriever(ABC):
         """(doc id, score) pairs, best first, at most ``k``."""
 
     def search(self, query: str, k: int = 10, filter: FilterLike = None) -> list[Hit]:
-        """Ranked hits with their stored title, text and metadata."""
+        """Ranked hits with their stored title, text and metadata; none for a query without terms."""
+        if empty_query_reason(query, self.index.settings.analyzer):
+            return []
         return hits_for(self.index, self.rank(query, k, filter))
 
     def config(self) -> dict[str, Any]:
         """Everything that determines the ranking, for provenance."""
         return {"name": self.name}
+
+
+def empty_query_reason(query: str, analyzer: Callable[[str], list[str]]) -> str | None:
+    """Why ``query`` retrieves nothing, or None when it has terms to search for.
+
+    A blank query, or one of stopwords and punctuation only, has no terms: BM25 scores nothing and a
+    dense retriever would return the nearest neighbours of an empty embedding, that is arbitrary
+    documents. Saying "no results, and why" is the honest answer for every retriever.
+    """
+    if not query.strip():
+        return "the query is empty"
+    if not analyzer(query):
+        return f"the query {query.strip()!r} has no searchable terms (only stopwords or punctuation)"
+    return None
 
 
 def hits_for(index: Any, ranked: Ranked) -> list[Hit]:

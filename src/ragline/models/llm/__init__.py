@@ -13,9 +13,16 @@ The packaged weights are located and verified by :mod:`ragline.models.gguf`. htt
 
 from __future__ import annotations
 
-from ragline.models.llm.base import LLM, GenerationParams, Message, check_messages
+from ragline.models.llm.base import (
+    LLM,
+    GenerationParams,
+    Message,
+    PromptTooLongError,
+    check_messages,
+    check_prompt_fits,
+)
 from ragline.models.llm.cache import CachedLLM, LLMResponseCache, default_llm_cache_path
-from ragline.models.llm.http import HttpLLM, LLMConnectionError, LLMHTTPError
+from ragline.models.llm.http import HttpLLM, LLMConnectionError, LLMContextExceededError, LLMHTTPError
 from ragline.models.llm.load import DEFAULT_LLM, SPEC_FORMS, load_llm
 from ragline.models.llm.local import LocalLLM
 
@@ -27,11 +34,14 @@ __all__ = [
     "GenerationParams",
     "HttpLLM",
     "LLMConnectionError",
+    "LLMContextExceededError",
     "LLMHTTPError",
     "LLMResponseCache",
     "LocalLLM",
     "Message",
+    "PromptTooLongError",
     "check_messages",
+    "check_prompt_fits",
     "default_llm_cache_path",
     "load_llm",
 ]

@@ -15,10 +15,14 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ragline.errors import ModelError
+
 Message = dict[str, str]
 
 ROLES = frozenset({"system", "user", "assistant", "tool"})
 DEFAULT_MAX_TOKENS = 256
+# Tokens a chat template adds around each message (ChatML: "<|im_start|>role\n" ... "<|im_end|>\n" is 5).
+TEMPLATE_TOKENS_PER_MESSAGE = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +72,37 @@ def check_messages(messages: Sequence[Message]) -> list[Message]:
         if not isinstance(content, str):
             raise ValueError(f"messages[{index}] has no string content")
     return checked
+
+
+class PromptTooLongError(ModelError):
+    """The prompt and the reply's ``max_tokens`` do not fit in the model's context; found before any request."""
+
+    def __init__(self, prompt_tokens: int, max_tokens: int, context_tokens: int) -> None:
+        self.prompt_tokens = prompt_tokens
+        self.max_tokens = max_tokens
+        self.context_tokens = context_tokens
+        self.excess = prompt_tokens + max_tokens - context_tokens
+        super().__init__(
+            f"the prompt is {prompt_tokens} tokens and the reply may take {max_tokens}; the model's context is "
+            f"{context_tokens} tokens ({self.excess} too long): shorten the question, give fewer sources, "
+            "or load the model with a larger context"
+        )
+
+
+def check_prompt_fits(llm: LLM, messages: Sequence[Message], max_tokens: int, context_tokens: int | None) -> int | None:
+    """The prompt's tokens (None when not counted); :class:`PromptTooLongError` when it cannot fit.
+
+    A token covers at least one byte, so a prompt whose bytes fit is not counted (no tokenizer call).
+    """
+    if not context_tokens:
+        return None
+    overhead = TEMPLATE_TOKENS_PER_MESSAGE * len(messages)
+    if sum(len(m["content"].encode("utf-8")) for m in messages) + overhead + max_tokens <= context_tokens:
+        return None
+    tokens = sum(llm.count_tokens(m["content"]) for m in messages) + overhead
+    if tokens + max_tokens > context_tokens:
+        raise PromptTooLongError(tokens, max_tokens, context_tokens)
+    return tokens
 
 
 class LLM(ABC):

@@ -22,7 +22,14 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ragline.errors import ModelError
-from ragline.models.llm.base import DEFAULT_MAX_TOKENS, LLM, GenerationParams, Message, check_messages
+from ragline.models.llm.base import (
+    DEFAULT_MAX_TOKENS,
+    LLM,
+    GenerationParams,
+    Message,
+    check_messages,
+    check_prompt_fits,
+)
 
 RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 SNIPPET_CHARS = 300
@@ -37,6 +44,15 @@ class LLMHTTPError(ModelError):
         super().__init__(message)
         self.status_code = status_code
         self.body = snippet(body)
+
+
+class LLMContextExceededError(LLMHTTPError):
+    """The server refused the request because the prompt does not fit in the model's context."""
+
+
+# How llama.cpp ("exceeds the available context size"), OpenAI and vLLM ("context_length_exceeded",
+# "maximum context length") say that a prompt is too long.
+_CONTEXT_EXCEEDED = ("context size", "context_length", "context length")
 
 
 class LLMConnectionError(ModelError):
@@ -64,7 +80,8 @@ class HttpLLM(LLM):
 
     ``model`` is sent as the request's ``model`` field (None: omitted, which llama.cpp accepts).
     ``api_key`` is sent as a bearer token. ``extra_body`` is merged into every request, for server
-    options such as llama.cpp's ``cache_prompt``. ``model_id`` overrides :attr:`id`.
+    options such as llama.cpp's ``cache_prompt``. ``model_id`` overrides :attr:`id`. ``context_tokens``,
+    when known, is the model's context: a prompt that cannot fit fails before any request is sent.
     """
 
     def __init__(
@@ -81,6 +98,7 @@ class HttpLLM(LLM):
         backoff_max_s: float = 8.0,
         extra_body: dict[str, Any] | None = None,
         model_id: str | None = None,
+        context_tokens: int | None = None,
     ) -> None:
         httpx = require_httpx()
         if not base_url.startswith(("http://", "https://")):
@@ -97,6 +115,7 @@ class HttpLLM(LLM):
         self.backoff_max_s = backoff_max_s
         self.extra_body = dict(extra_body or {})
         self._model_id = model_id
+        self.context_tokens = context_tokens
         self._tokenize_exact: bool | None = None  # unknown until count_tokens first asks the server
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         # trust_env=False: a loopback server must not be reached through a proxy from the environment.
@@ -119,7 +138,9 @@ class HttpLLM(LLM):
         seed: int = 0,
         stop: str | Sequence[str] | None = None,
     ) -> str:
-        body = self._body(messages, GenerationParams.of(max_tokens, temperature, seed, stop), stream=False)
+        params = GenerationParams.of(max_tokens, temperature, seed, stop)
+        body = self._body(messages, params, stream=False)
+        check_prompt_fits(self, body["messages"], params.max_tokens, self.context_tokens)
         reply = self._post_json("/chat/completions", body)
         try:
             content = reply["choices"][0]["message"]["content"]
@@ -138,7 +159,9 @@ class HttpLLM(LLM):
         stop: str | Sequence[str] | None = None,
     ) -> Iterator[str]:
         # Validate now, not at the first next(): a bad argument should fail where the call is.
-        body = self._body(messages, GenerationParams.of(max_tokens, temperature, seed, stop), stream=True)
+        params = GenerationParams.of(max_tokens, temperature, seed, stop)
+        body = self._body(messages, params, stream=True)
+        check_prompt_fits(self, body["messages"], params.max_tokens, self.context_tokens)
         return self._stream(body)
 
     def count_tokens(self, text: str) -> int:
@@ -207,6 +230,13 @@ class HttpLLM(LLM):
                 text = self._read_capped(response, deadline, quiet=True)
                 response.close()
                 failure = f"HTTP {status}: {snippet(text)}"
+                if status == 400 and any(marker in snippet(text).lower() for marker in _CONTEXT_EXCEEDED):
+                    raise LLMContextExceededError(
+                        f"{url}: the prompt is longer than the model's context: shorten the question or give "
+                        f"fewer sources (the server answered {failure})",
+                        status,
+                        text,
+                    )
                 if status not in RETRY_STATUS:
                     raise LLMHTTPError(f"{url} answered {failure}", status, text)
                 retry_after = response.headers.get("retry-after")

@@ -6,8 +6,8 @@ Specs:
 * ``local:smollm2-135m``: SmolLM2-135M-Instruct Q4_1, packaged; fast and weak, for smoke tests.
 * ``local:/path/to/model.gguf``: any GGUF chat model on disk (``~`` is expanded).
 * ``openai:http://127.0.0.1:8080/v1?model=NAME``: an OpenAI-compatible server; the API key is read
-  from ``$OPENAI_API_KEY`` when set. Optional query fields: ``timeout`` (seconds a read may take) and
-  ``retries``.
+  from ``$OPENAI_API_KEY`` when set. Optional query fields: ``timeout`` (seconds a read may take),
+  ``retries`` and ``context`` (the model's context in tokens: a prompt too long for it fails before sending).
 """
 
 from __future__ import annotations
@@ -79,10 +79,13 @@ def _openai(url: str, options: dict[str, Any]) -> LLM:
             options.setdefault("timeout_s", float(query.pop("timeout")))
         if "retries" in query:
             options.setdefault("retries", int(query.pop("retries")))
+        if "context" in query:
+            options.setdefault("context_tokens", int(query.pop("context")))
     except ValueError as exc:
         raise ConfigError(f"openai:{url}: {exc}") from None
     if query:
-        raise ConfigError(f"openai:{url}: unknown field(s) {', '.join(sorted(query))}; known: model, timeout, retries")
+        unknown = ", ".join(sorted(query))
+        raise ConfigError(f"openai:{url}: unknown field(s) {unknown}; known: model, timeout, retries, context")
     base_url = urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
     options.setdefault("api_key", os.environ.get("OPENAI_API_KEY") or None)
     return HttpLLM(base_url, model, **options)

@@ -133,6 +133,7 @@ class LocalLLM(LLM):
             retries=1,  # a local server that fails twice is broken, not busy
             extra_body={"cache_prompt": prompt_cache},
             model_id=self.id,
+            context_tokens=n_ctx or None,  # 0: the model's own, unknown here (the server then says so)
         )
 
     def _wait_ready(self, address: str, timeout_s: float) -> None:
