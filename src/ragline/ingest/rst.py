@@ -133,4 +133,7 @@ def _inline(line: str) -> str:
         indent, name, argument = directive.groups()
         line = f"{indent}{name}:" + (f" {argument}" if argument else "")
     line = _REFERENCE.sub(r"\1", _ROLE.sub(lambda m: re.sub(r"\s*<[^>]*>$", "", m.group(1)), line))
-    return "\\" + line if _MARKDOWN_LIKE.match(line) else line
+    if _MARKDOWN_LIKE.match(line):
+        indent = len(line) - len(line.lstrip(" "))
+        line = line[:indent] + "\\" + line[indent:]
+    return line
