@@ -144,12 +144,18 @@ def test_an_unreadable_folder_is_reported_and_its_ids_kept(tmp_path: Path, monke
 
 def test_very_deep_folders_are_walked(tmp_path: Path) -> None:
     deep = tmp_path
-    for _ in range(1200):  # deeper than Python's recursion limit (os.makedirs itself would recurse)
-        deep = deep / "d"
-        deep.mkdir()
-    (deep / "bottom.txt").write_text("at the bottom")
-    report = load_folder(tmp_path)
-    assert report.errors == [] and report.documents[0].id == "d/" * 1200 + "bottom"
+    try:
+        for _ in range(1200):  # deeper than Python's recursion limit (os.makedirs itself would recurse)
+            deep = deep / "d"
+            deep.mkdir()
+        (deep / "bottom.txt").write_text("at the bottom")
+        report = load_folder(tmp_path)
+        assert report.errors == [] and report.documents[0].id == "d/" * 1200 + "bottom"
+    finally:  # bottom up: pytest's clean-up of old temporary folders recurses, and would fail on this tree
+        (deep / "bottom.txt").unlink(missing_ok=True)
+        while deep != tmp_path:
+            deep.rmdir()
+            deep = deep.parent
 
 
 def test_nul_bytes_anywhere_mean_binary(tmp_path: Path) -> None:
