@@ -24,15 +24,15 @@ from ragline.corpora.builtin import DEFAULT_INGEST
 from ragline.errors import ConfigError, IndexMismatchError, ModelError, RaglineError
 from ragline.index import VARIANTS, BM25Params, Index, IndexSettings
 from ragline.index.store import MANIFEST
-from ragline.ingest import LoadReport, load_folder, load_jsonl_corpus
-from ragline.ingest.loaders import document_id
+from ragline.ingest import LoadReport, load_jsonl_corpus, load_path
+from ragline.ingest.loaders import DOCUMENT_SUFFIXES
 from ragline.progress import stderr
 from ragline.text import PRESETS, Analyzer, get_analyzer
 
 DEFAULT_INDEX = "ragline-index"
 EXAMPLES = """\
 examples:
-  ragline index ./docs                      index a folder of .txt/.md files (again: syncs changes)
+  ragline index ./docs                      index a folder of documents (again: syncs changes)
   ragline search "remote work allowance" --filter "acl in [all, hr]"
   ragline ask "How much is the remote work allowance?" --groups all,hr
   ragline info
@@ -113,12 +113,13 @@ def _restricted_filter(args: argparse.Namespace) -> tuple[Any, str | None]:
     return combined, filter_text(combined)
 
 
-def _load_source(source: Path, max_bytes: int) -> LoadReport:
+def _load_source(source: Path, max_bytes: int, follow_links: bool = False) -> LoadReport:
+    """A .jsonl corpus, a BEIR folder (corpus.jsonl), a folder of documents, or one document file."""
     if source.is_file() and source.suffix == ".jsonl":
         return load_jsonl_corpus(source)
     if (source / "corpus.jsonl").is_file():
         return load_jsonl_corpus(source / "corpus.jsonl")
-    return load_folder(source, max_bytes=max_bytes)
+    return load_path(source, max_bytes=max_bytes, follow_links=follow_links)
 
 
 # -- stamped index settings ---------------------------------------------------------------------------
@@ -228,9 +229,12 @@ def cmd_index(args: argparse.Namespace) -> int:
     settings = _index_settings(args, path)
     started = time.perf_counter()
     with stderr.status(f"reading {args.source}"):
-        loaded = _load_source(Path(args.source), int(args.max_file_mb * 1024 * 1024))
+        loaded = _load_source(Path(args.source), int(args.max_file_mb * 1024 * 1024), args.follow_links)
     for error in loaded.errors:
-        stderr.print(f"[yellow]skipped[/] {error}", highlight=False)
+        stderr.print(Text.assemble(("skipped", "yellow"), f" {error}"), highlight=False)
+    if loaded.unsupported:
+        listed = ", ".join(f"{count} {suffix or '(no suffix)'}" for suffix, count in loaded.unsupported.items())
+        stderr.print(Text.assemble(("not indexed", "yellow"), f" (unsupported file types): {listed}"), highlight=False)
     if settings.context == "late":
         raise RaglineError("--context late needs vectors per chunk at sync time; use breadcrumb or llm here")
     units = loaded.documents
@@ -239,9 +243,11 @@ def cmd_index(args: argparse.Namespace) -> int:
 
         units, _ = chunk_documents(loaded.documents, IngestConfig(settings.chunker, settings.context))
     with Index.open_or_create(path, settings) as index:
-        # A file that fails to load now keeps what an earlier run indexed: nothing indexed is lost.
-        failed = {_doc_id_of(error.source, args.source) for error in loaded.errors}
-        report = index.sync(units, prune=True, keep=failed)
+        # A file that fails to load keeps what an earlier run indexed (nothing indexed is lost), except where
+        # failing closed is safer (bad metadata, links out of the folder): loaded.keep says which ids stay.
+        # One document file adds or updates that document; a folder or corpus is mirrored (prune).
+        one_file = Path(args.source).is_file() and Path(args.source).suffix != ".jsonl"
+        report = index.sync(units, prune=not one_file, keep=loaded.keep)
         unit = "documents" if settings.chunker == "none" else "chunks"
         with stderr.status(f"committing {report.added + report.updated} {unit}"):
             index.commit()
@@ -254,6 +260,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         "deleted": report.deleted,
         "unchanged": report.unchanged,
         "skipped": len(loaded.errors),
+        "unsupported": loaded.unsupported,
         "unit": unit,
         # "documents" counts the indexed units (kept for scripts written before chunking was the default)
         "documents": info["documents"],
@@ -270,18 +277,12 @@ def cmd_index(args: argparse.Namespace) -> int:
         Console().print(
             Text(
                 f"{path}: {report.added} added, {report.updated} updated, {report.deleted} deleted, "
-                f"{report.unchanged} unchanged, {len(loaded.errors)} skipped; {info['documents']} {unit} "
+                f"{report.unchanged} unchanged, {len(loaded.errors)} skipped, "
+                f"{sum(loaded.unsupported.values())} unsupported; {info['documents']} {unit} "
                 f"(generation {info['generation']}{chunking}, {result['seconds']} s)"
             )
         )
     return 0
-
-
-def _doc_id_of(source: str, root: str) -> str:
-    try:
-        return document_id(Path(source).relative_to(Path(root)))
-    except ValueError:
-        return source
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -818,12 +819,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "index",
-        help="index or re-sync a folder of .txt/.md files or a BEIR corpus",
+        help="index or re-sync a folder of documents (" + " ".join(DOCUMENT_SUFFIXES) + "), one file, or a BEIR corpus",
         description="Index SOURCE. Run again on the same source to sync: new and changed files "
         "are (re)indexed, removed files deleted, unchanged files skipped.",
     )
-    p.add_argument("source", help="folder of .txt/.md files, a BEIR folder (corpus.jsonl) or a .jsonl corpus")
+    p.add_argument(
+        "source",
+        help="a folder of documents (" + ", ".join(DOCUMENT_SUFFIXES) + "), one such file, "
+        "a BEIR folder (corpus.jsonl) or a .jsonl corpus",
+    )
     p.add_argument("--max-file-mb", type=float, default=20.0, help="skip (and report) files larger than this (20)")
+    p.add_argument(
+        "--follow-links",
+        action="store_true",
+        help="follow symbolic links that point outside the folder (default: report and skip them)",
+    )
     p.add_argument(
         "--chunker",
         metavar="SPEC",

@@ -24,6 +24,14 @@ class InputError(RaglineError):
         super().__init__(f"{source}: {reason}")
 
 
+class MetadataError(InputError):
+    """A file's metadata (front matter, sidecar JSON) cannot be parsed.
+
+    Unlike other input errors it does not keep the version indexed earlier: the metadata may be an ACL
+    being tightened, so the file leaves the index until its metadata is fixed (fail closed).
+    """
+
+
 class FilterSyntaxError(RaglineError):
     """A filter expression could not be parsed."""
 

@@ -184,12 +184,13 @@ def test_questions_folder_derives_qrels_from_supporting_ids(tmp_path: Path) -> N
 def test_questions_folder_fails_on_a_bad_or_ambiguous_document(tmp_path: Path) -> None:
     root = make_questions_folder(tmp_path / "docs")
     (root / "intro.md").write_text("same id as intro.txt", encoding="utf-8")
-    with pytest.raises(InputError, match="'intro' appears twice"):
+    with pytest.raises(InputError, match="would share the document id 'intro'"):
         load_dataset(root)
-    (root / "intro.md").write_bytes(b"\xff\xfe not UTF-8")
+    (root / "intro.md").unlink()
+    (root / "notes.md").write_bytes(bytes(range(128, 256)) * 2)  # no text encoding decodes this
     with pytest.raises(InputError, match="UTF-8") as raised:
         load_dataset(root)
-    assert raised.value.source == str(root / "intro.md")
+    assert raised.value.source == str(root / "notes.md")
 
 
 def test_questions_folder_rejects_unknown_supporting_ids_and_splits(tmp_path: Path) -> None:

@@ -19,11 +19,14 @@ def write(root: Path, name: str, data: bytes | str) -> Path:
 def test_text_and_markdown_files_become_documents(tmp_path: Path) -> None:
     write(tmp_path, "a.txt", "plain text about turbines")
     write(tmp_path, "sub/b.md", "# Grid maintenance\n\nSubstations are inspected yearly.")
-    write(tmp_path, "c.rst", "ignored suffix")
+    write(tmp_path, "c.docx", "unsupported suffix")
+    write(tmp_path, "sub/d.docx", "unsupported suffix")
+    write(tmp_path, "e.csv", "unsupported suffix")
     write(tmp_path, ".hidden/d.md", "hidden")
     report = load_folder(tmp_path)
     assert report.errors == []
     assert [d.id for d in report.documents] == ["a", "sub/b"]
+    assert report.unsupported == {".csv": 1, ".docx": 2}
     assert report.documents[0].title == "a" and report.documents[1].title == "Grid maintenance"
     assert report.documents[1].source == "sub/b.md"
 
@@ -51,7 +54,7 @@ def test_front_matter_and_sidecar_become_metadata(tmp_path: Path) -> None:
         ("empty.txt", b"", "empty"),
         ("blank.md", b"   \n\n", "empty"),
         ("binary.txt", b"\x89PNG\x00\x00\x01garbage", "binary"),
-        ("latin1.txt", "café crème".encode("latin-1"), "not valid UTF-8"),
+        ("noise.txt", bytes(range(128, 256)) * 6, "no other encoding decodes it"),
         ("big.txt", b"word " * 400, "size cap"),
         ("badyaml.md", b"---\nacl: [unclosed\n---\nbody", "front matter"),
         ("only_front_matter.md", b"---\ntitle: x\n---\n", "empty"),

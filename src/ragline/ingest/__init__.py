@@ -1,5 +1,5 @@
-"""Getting documents in: loaders for folders of files and JSON Lines corpora."""
+"""Getting documents in: loaders for folders of files, single files and JSON Lines corpora."""
 
-from ragline.ingest.loaders import LoadReport, iter_jsonl, load_folder, load_jsonl_corpus
+from ragline.ingest.loaders import KeptIds, LoadReport, iter_jsonl, load_folder, load_jsonl_corpus, load_path
 
-__all__ = ["LoadReport", "iter_jsonl", "load_folder", "load_jsonl_corpus"]
+__all__ = ["KeptIds", "LoadReport", "iter_jsonl", "load_folder", "load_jsonl_corpus", "load_path"]

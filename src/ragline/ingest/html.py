@@ -25,7 +25,8 @@ The title is ``<title>``, else the first ``<h1>``, else the file name. Metadata 
 other key; a ``<file>.meta.json`` sidecar overrides them, as for every file.
 
 Broken HTML is parsed the way browsers do, leniently (libxml2 via lxml). The encoding is UTF-8 when the
-bytes decode as UTF-8, else the ``<meta charset>``, else Windows-1252 (what browsers assume).
+bytes decode as UTF-8, else the ``<meta charset>``, else Windows-1252 (what browsers assume); any other
+than UTF-8 is recorded as ``metadata["encoding"]``. A NUL byte anywhere means binary: refused.
 """
 
 from __future__ import annotations
@@ -62,9 +63,10 @@ def load_html(path: Path, relative: Path, max_bytes: int = DEFAULT_MAX_BYTES) ->
     import lxml.html
 
     data = read_capped(path, max_bytes)
-    if b"\x00" in data[:8192]:
+    if b"\x00" in data:  # anywhere: a NUL past the first block still means binary
         raise InputError(str(path), "looks binary (contains NUL bytes); skipped")
-    parser = lxml.html.HTMLParser(encoding=_encoding(data), remove_comments=True, remove_pis=True)
+    encoding = _encoding(data)
+    parser = lxml.html.HTMLParser(encoding=encoding, remove_comments=True, remove_pis=True)
     try:
         root = lxml.html.document_fromstring(data, parser=parser)
     except (lxml.etree.ParserError, ValueError):  # "Document is empty": nothing but whitespace
@@ -74,6 +76,8 @@ def load_html(path: Path, relative: Path, max_bytes: int = DEFAULT_MAX_BYTES) ->
         raise InputError(str(path), "empty: no text to index (after removing scripts, navigation and markup)")
     metadata = _meta_tags(root)
     metadata.update(sidecar_metadata(path))
+    if encoding != "utf-8":
+        metadata["encoding"] = encoding
     title = str(metadata.pop("title", "") or _title(root) or path.stem)
     return Document(document_id(relative), text, title, metadata, source=relative.as_posix())
 

@@ -1,42 +1,88 @@
 """Loaders: files and JSON Lines records in, ``Document``s out, bad input reported and skipped.
 
-A folder load never stops at a bad file: each unreadable, binary, empty, non-UTF-8 or oversized file
-becomes an ``InputError`` naming it in the ``LoadReport``, and the other files load. A document's id
-is its path relative to the folder without the extension (stable across runs and machines), so
-re-indexing a folder updates documents in place.
+A folder load never stops at a bad file: each unreadable, binary, empty, undecodable or oversized file,
+each unreadable folder, each link out of the folder and each pair of files that would share an id becomes
+an ``InputError`` naming it in the ``LoadReport``, and the other files load. A document's id is its path
+relative to the folder without the extension (stable across runs and machines), so re-indexing a folder
+updates documents in place; two files that differ only by extension (``notes.md``, ``notes.txt``) would
+share one, so neither is loaded and both are reported.
 
-HTML (``.html``, ``.htm``) and PDF files go to their own loaders (``html.py``, ``pdf.py``).
+What a failure keeps: ``LoadReport.keep`` holds the ids whose earlier indexed version stays (a file that
+could not be read, an id clash, every file under an unreadable folder), so a sync loses nothing indexed.
+A ``MetadataError`` (front matter or sidecar that cannot be parsed) keeps nothing: its metadata may be an
+ACL being tightened, so the old version leaves the index (fail closed). Links out of the folder keep
+nothing either: they are not followed unless asked (``follow_links``); links inside it are not followed
+(their targets are indexed under their own paths, and no walk can loop).
 
-Markdown and text files may begin with YAML front matter (``---`` lines); its keys become metadata
-(``title`` sets the title; ``acl``, ``version``, ``effective_date`` ... are filterable). A sidecar
+Text is UTF-16/32 with a BOM, UTF-8 (with or without BOM), or the encoding charset-normalizer detects;
+any but UTF-8 is recorded as ``metadata["encoding"]``. A NUL byte anywhere (and no UTF-16/32 BOM) is binary.
+HTML (``.html``, ``.htm``), PDF and reStructuredText (``.rst``) files go to their own loaders
+(``html.py``, ``pdf.py``, ``rst.py``). Other suffixes are counted in ``LoadReport.unsupported``.
+
+Markdown and text files may begin with YAML front matter (``---`` lines, LF or CRLF); its keys become
+metadata (``title`` sets the title; ``acl``, ``version``, ``effective_date`` ... are filterable). A file
+that opens a front matter block and never closes it is a ``MetadataError``. A sidecar
 ``<file>.meta.json`` does the same for any file.
 """
 
 from __future__ import annotations
 
+import codecs
 import json
-from collections.abc import Callable, Iterator
+import os
+import re
+from collections import Counter, defaultdict
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from ragline.errors import InputError
+from ragline.errors import InputError, MetadataError
 from ragline.types import Document
 
 DEFAULT_MAX_BYTES = 20 * 1024 * 1024
 TEXT_SUFFIXES = (".txt", ".md", ".markdown")
-DOCUMENT_SUFFIXES = (*TEXT_SUFFIXES, ".html", ".htm", ".pdf")
-_FRONT_MATTER = "---"
+HTML_SUFFIXES = (".html", ".htm")
+RST_SUFFIXES = (".rst", ".rest")
+DOCUMENT_SUFFIXES = (*TEXT_SUFFIXES, *RST_SUFFIXES, *HTML_SUFFIXES, ".pdf")
+SIDECAR_SUFFIX = ".meta.json"
+# The opening line, the YAML, and the closing line (``---`` or YAML's ``...``) of front matter; LF or CRLF.
+_FRONT_MATTER_OPEN = re.compile(r"---[ \t]*\r?\n")
+_FRONT_MATTER_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.MULTILINE)
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"),
+         (codecs.BOM_UTF16_BE, "utf-16"))  # UTF-32 first: its little-endian BOM starts with UTF-16's
+
+
+class KeptIds(Collection[str]):
+    """Document ids whose earlier indexed version a sync keeps: single ids, and every id under a folder."""
+
+    def __init__(self) -> None:
+        self.ids: set[str] = set()
+        self.folders: set[str] = set()  # relative folder paths ("a/b"): the ids "a/b/..." are kept
+
+    def __contains__(self, doc_id: object) -> bool:
+        if not isinstance(doc_id, str):
+            return False
+        return doc_id in self.ids or any(doc_id.startswith(folder + "/") for folder in self.folders)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.ids)
+
+    def __len__(self) -> int:
+        return len(self.ids)
 
 
 @dataclass
 class LoadReport:
-    """What a load produced: the documents, and each file or record it had to skip, with why."""
+    """What a load produced: the documents, each file or record it had to skip (with why), the ids whose
+    earlier indexed version stays, and how many files of each unsupported suffix it left out."""
 
     documents: list[Document] = field(default_factory=list)
     errors: list[InputError] = field(default_factory=list)
+    keep: KeptIds = field(default_factory=KeptIds)
+    unsupported: dict[str, int] = field(default_factory=dict)  # suffix ("" for none) -> files
 
 
 def iter_jsonl(path: str | Path, errors: list[InputError] | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -106,31 +152,143 @@ def load_folder(
     suffixes: tuple[str, ...] = DOCUMENT_SUFFIXES,
     max_bytes: int = DEFAULT_MAX_BYTES,
     on_file: Callable[[Path], None] | None = None,
+    follow_links: bool = False,
 ) -> LoadReport:
-    """Every non-hidden file under ``root`` with one of ``suffixes``, in path order."""
+    """Every non-hidden file under ``root`` with one of ``suffixes``, in path order.
+
+    With ``follow_links``, links to files and folders outside ``root`` are followed (each real folder
+    once); without, they are reported and skipped.
+    """
     root = Path(root)
     if not root.is_dir():
         raise InputError(str(root), "no such directory")
     report = LoadReport()
-    for path in sorted(root.rglob("*")):
-        relative = path.relative_to(root)
-        if path.suffix.lower() not in suffixes or any(p.startswith(".") for p in relative.parts):
+    by_id: dict[str, list[tuple[Path, Path]]] = defaultdict(list)
+    for path, relative in _walk(root, suffixes, follow_links, report):
+        by_id[document_id(relative)].append((path, relative))
+    for doc_id, files in sorted(by_id.items(), key=lambda item: item[1][0][1].parts):
+        if len(files) > 1:
+            names = ", ".join(relative.as_posix() for _, relative in files)
+            for path, _ in files:
+                report.errors.append(
+                    InputError(
+                        str(path),
+                        f"files {names} would share the document id {doc_id!r} (ids leave out the extension); "
+                        "none of them is indexed (an earlier indexed version stays): rename all but one",
+                    )
+                )
+            report.keep.ids.add(doc_id)
             continue
-        if not path.is_file():
-            continue
+        path, relative = files[0]
         if on_file:
             on_file(path)
         try:
             report.documents.append(load_file(path, relative, max_bytes))
+        except MetadataError as error:
+            report.errors.append(error)  # fail closed: not kept, the earlier version is removed
         except InputError as error:
             report.errors.append(error)
+            report.keep.ids.add(doc_id)
     return report
 
 
+def load_path(
+    source: str | Path,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    follow_links: bool = False,
+) -> LoadReport:
+    """A folder (:func:`load_folder`) or a single file of a supported kind (its id is its file name's stem)."""
+    source = Path(source)
+    if source.is_dir():
+        return load_folder(source, max_bytes=max_bytes, follow_links=follow_links)
+    if not source.exists():
+        raise InputError(str(source), "no such file or directory")
+    report = LoadReport()
+    relative = Path(source.name)
+    if source.suffix.lower() not in DOCUMENT_SUFFIXES:
+        raise InputError(str(source), f"unsupported file type {source.suffix or '(none)'!r}; {supported_formats()}")
+    try:
+        report.documents.append(load_file(source, relative, max_bytes))
+    except MetadataError as error:
+        report.errors.append(error)
+    except InputError as error:
+        report.errors.append(error)
+        report.keep.ids.add(document_id(relative))
+    return report
+
+
+def supported_formats() -> str:
+    """The suffixes a folder load reads, for help texts and messages."""
+    return "supported: " + ", ".join(DOCUMENT_SUFFIXES)
+
+
+def _walk(root: Path, suffixes: tuple[str, ...], follow_links: bool, report: LoadReport) -> list[tuple[Path, Path]]:
+    """``(path, relative path)`` of each file to load; folders are walked with a stack, not recursion, so any
+    depth works. Reports unreadable folders (and keeps their ids), links and unsupported suffixes."""
+    real_root = root.resolve()
+    entered = {real_root}  # real folders walked: a followed link reaches each once (no loops, no doubles)
+    found: list[tuple[Path, Path]] = []
+    unsupported: Counter[str] = Counter()
+    stack: list[tuple[Path, Path]] = [(root, Path())]
+    while stack:
+        folder, relative_folder = stack.pop()
+        try:
+            with os.scandir(folder) as scan:
+                entries = list(scan)
+        except OSError as error:
+            if not relative_folder.parts:
+                raise InputError(str(folder), f"cannot read folder: {error.strerror or error}") from None
+            report.errors.append(
+                InputError(
+                    str(folder),
+                    f"cannot read folder ({error.strerror or error}): its files keep what an earlier run indexed; "
+                    "fix its permissions to sync them",
+                )
+            )
+            report.keep.folders.add(relative_folder.as_posix())
+            continue
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            path, relative = Path(entry.path), relative_folder / entry.name
+            try:
+                if entry.is_symlink():
+                    target = path.resolve()
+                    if target.is_relative_to(real_root):
+                        continue  # its target is indexed under its own path
+                    if not follow_links:
+                        report.errors.append(
+                            InputError(str(path), f"links outside the indexed folder (to {target}); use --follow-links")
+                        )
+                        continue
+                    if not target.exists():
+                        report.errors.append(InputError(str(path), f"broken link (to {target}): nothing to index"))
+                        continue
+                    if entry.is_dir():
+                        if target in entered:
+                            continue
+                        entered.add(target)
+                is_dir, is_file = entry.is_dir(), entry.is_file()
+            except OSError as error:
+                report.errors.append(InputError(str(path), f"cannot read: {error.strerror or error}"))
+                continue
+            if is_dir:
+                stack.append((path, relative))
+            elif is_file:
+                suffix = path.suffix.lower()
+                if suffix in suffixes:
+                    found.append((path, relative))
+                elif not entry.name.endswith(SIDECAR_SUFFIX):
+                    unsupported[suffix] += 1
+    report.unsupported = dict(sorted(unsupported.items()))
+    found.sort(key=lambda item: item[1].parts)
+    return found
+
+
 def load_file(path: Path, relative: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Document:
-    """One file as a Document, by its suffix: HTML, PDF, else text or Markdown."""
+    """One file as a Document, by its suffix: HTML, PDF, reStructuredText, else text or Markdown."""
     suffix = path.suffix.lower()
-    if suffix in (".html", ".htm"):
+    if suffix in HTML_SUFFIXES:
         from ragline.ingest.html import load_html  # imported here: they import this module (and lxml is slow)
 
         return load_html(path, relative, max_bytes)
@@ -138,6 +296,10 @@ def load_file(path: Path, relative: Path, max_bytes: int = DEFAULT_MAX_BYTES) ->
         from ragline.ingest.pdf import load_pdf
 
         return load_pdf(path, relative, max_bytes)
+    if suffix in RST_SUFFIXES:
+        from ragline.ingest.rst import load_rst
+
+        return load_rst(path, relative, max_bytes)
     return load_text_file(path, relative, max_bytes)
 
 
@@ -152,17 +314,65 @@ def read_capped(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
         raise InputError(str(path), f"cannot read: {error.strerror or error}") from None
 
 
+def decode_text(data: bytes, where: str) -> tuple[str, str | None]:
+    """The text of a file's bytes and the encoding used (None for UTF-8), or ``InputError``.
+
+    A UTF-16/32 byte order mark first (such text holds NUL bytes); else a NUL byte anywhere means binary;
+    then UTF-8 (BOM or not); else charset-normalizer's best guess (none: no encoding decodes the bytes into
+    plausible text).
+    """
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            try:
+                return data.decode(encoding), encoding
+            except UnicodeDecodeError as error:
+                raise InputError(
+                    where, f"starts with a {encoding} byte order mark but is not {encoding} (byte {error.start}); "
+                    "convert it to UTF-8"
+                ) from None
+    if b"\x00" in data:  # the whole file: a NUL past the first block is still binary
+        raise InputError(where, "looks binary (contains NUL bytes); skipped")
+    try:
+        return data.decode("utf-8-sig"), None
+    except UnicodeDecodeError:
+        pass
+    encoding = detect_encoding(data)
+    if encoding is None:
+        raise InputError(where, "not UTF-8, and no other encoding decodes it into plausible text; convert it to UTF-8")
+    try:
+        return data.decode(encoding), encoding
+    except UnicodeDecodeError as error:
+        raise InputError(where, f"not valid {encoding} (byte {error.start}); convert it to UTF-8") from None
+
+
+def detect_encoding(data: bytes) -> str | None:
+    """The encoding charset-normalizer finds most plausible for ``data``, or None.
+
+    On a tie (short text: several single-byte encodings decode it with the same plausibility) Windows-1252
+    wins when it is among them: it is what undeclared Western text most often is (browsers assume it too).
+    """
+    from charset_normalizer import from_bytes
+
+    matches = list(from_bytes(data))
+    if not matches:
+        return None
+    best = matches[0]
+    for match in matches:
+        if (match.chaos, match.coherence) != (best.chaos, best.coherence):
+            continue
+        if "cp1252" in match.could_be_from_charset:
+            return "cp1252"
+    return best.encoding
+
+
 def load_text_file(path: Path, relative: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Document:
     """One text or Markdown file as a Document; raises ``InputError`` saying what is wrong with it."""
-    data = read_capped(path, max_bytes)
-    if b"\x00" in data[:8192]:
-        raise InputError(str(path), "looks binary (contains NUL bytes); skipped")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise InputError(str(path), f"not valid UTF-8 (byte {error.start}); convert it to UTF-8") from None
+    text, encoding = decode_text(read_capped(path, max_bytes), str(path))  # the bytes are freed right away
     metadata, body = split_front_matter(text, str(path))
+    del text  # with front matter, body is a copy: do not hold both
     metadata.update(sidecar_metadata(path))
+    if encoding:
+        metadata["encoding"] = encoding
     if not body.strip():
         raise InputError(str(path), "empty: no text to index")
     title = str(metadata.pop("title", "") or _markdown_title(body) or path.stem)
@@ -175,20 +385,26 @@ def document_id(relative: Path) -> str:
 
 
 def split_front_matter(text: str, where: str) -> tuple[dict[str, Any], str]:
-    """YAML front matter (between two ``---`` lines at the top) and the rest of the text."""
-    if not text.startswith(_FRONT_MATTER + "\n"):
+    """YAML front matter (between two ``---`` lines at the top, LF or CRLF) and the rest of the text.
+
+    A ``MetadataError`` when the YAML is invalid, is not a mapping, or is never closed.
+    """
+    text_start = 1 if text.startswith("\ufeff") else 0  # a BOM that the decoder left
+    opening = _FRONT_MATTER_OPEN.match(text, text_start)
+    if not opening:
         return {}, text
-    end = text.find("\n" + _FRONT_MATTER, len(_FRONT_MATTER))
-    if end < 0:
-        return {}, text
+    closing = _FRONT_MATTER_CLOSE.search(text, opening.end())
+    if not closing:
+        raise MetadataError(
+            where, "front matter opened by '---' on the first line is never closed: add a closing '---' line"
+        )
     try:
-        meta = yaml.safe_load(text[len(_FRONT_MATTER) + 1 : end]) or {}
+        meta = yaml.safe_load(text[opening.end() : closing.start()]) or {}
     except yaml.YAMLError as error:
-        raise InputError(where, f"front matter is not valid YAML: {error}") from None
+        raise MetadataError(where, f"front matter is not valid YAML ({error}); not indexed until it is fixed") from None
     if not isinstance(meta, dict):
-        raise InputError(where, "front matter must be a mapping of keys to values")
-    body_start = text.find("\n", end + 1)
-    return {str(k): _plain(v) for k, v in meta.items()}, text[body_start + 1 :] if body_start >= 0 else ""
+        raise MetadataError(where, "front matter must be a mapping of keys to values; not indexed until it is fixed")
+    return {str(k): _plain(v) for k, v in meta.items()}, text[closing.end() :]
 
 
 def _plain(value: Any) -> Any:
@@ -201,21 +417,33 @@ def _plain(value: Any) -> Any:
 
 
 def sidecar_metadata(path: Path) -> dict[str, Any]:
-    """Metadata from ``<file>.meta.json`` next to ``path`` (every loader honours it; {} when absent)."""
-    sidecar = path.with_name(path.name + ".meta.json")
+    """Metadata from ``<file>.meta.json`` next to ``path`` (every loader honours it; {} when absent).
+
+    A ``MetadataError`` when it cannot be read or parsed: the file is then not indexed (fail closed).
+    """
+    sidecar = path.with_name(path.name + SIDECAR_SUFFIX)
     if not sidecar.is_file():
         return {}
     try:
         meta = json.loads(sidecar.read_text("utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise InputError(str(sidecar), f"cannot read sidecar metadata: {error}") from None
+        raise MetadataError(
+            str(sidecar), f"cannot read sidecar metadata ({error}); {path.name} is not indexed until it is fixed"
+        ) from None
     if not isinstance(meta, dict):
-        raise InputError(str(sidecar), "sidecar metadata must be a JSON object")
+        raise MetadataError(str(sidecar), f"sidecar metadata must be a JSON object; {path.name} is not indexed")
     return meta
 
 
 def _markdown_title(text: str) -> str:
-    for line in text.splitlines()[:20]:
+    """The first ``# `` heading in the first 20 lines (read lazily: the text may be large)."""
+    start = 0
+    for _ in range(20):
+        end = text.find("\n", start)
+        line = text[start : end if end >= 0 else len(text)]
         if line.startswith("# "):
             return line[2:].strip()
+        if end < 0:
+            break
+        start = end + 1
     return ""
