@@ -8,18 +8,18 @@ ASCII text and two regex searches on other text.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 
-# Code-point ranges of the CJK scripts, after NFKC (which maps half-width kana and Hangul to these).
-# Punctuation in these blocks (・ ゠) is not a word character, and tokens are word-character runs
-# first, so it never becomes part of a term.
+# Code-point ranges of the letters of the CJK scripts, after NFKC (which maps half-width kana and Hangul
+# to these). CJK punctuation is left out: it is no CJK text, and never part of a term.
 _CJK_BMP = (
     "\u1100-\u11ff"  # Hangul Jamo
     "\u3005-\u3007"  # 々 〆 〇
-    "\u3021-\u3029"  # Hangzhou numerals
+    "\u3021-\u3029\u3038-\u303a"  # Hangzhou numerals
     "\u3031-\u3035\u303b\u303c"  # kana repetition marks, 〻 〼
-    "\u3040-\u309f"  # Hiragana
-    "\u30a0-\u30ff"  # Katakana
+    "\u3041-\u3096\u309d-\u309f"  # Hiragana letters and marks (not the sound marks ゛ ゜)
+    "\u30a1-\u30fa\u30fc-\u30ff"  # Katakana letters and marks (not the punctuation ゠ ・)
     "\u3130-\u318f"  # Hangul Compatibility Jamo
     "\u31f0-\u31ff"  # Katakana Phonetic Extensions
     "\u3400-\u4dbf"  # CJK Unified Ideographs Extension A
@@ -28,7 +28,10 @@ _CJK_BMP = (
     "\uac00-\ud7ff"  # Hangul Syllables, Hangul Jamo Extended-B
     "\uf900-\ufaff"  # CJK Compatibility Ideographs
 )
-_CJK_SUPPLEMENTARY = "\U00020000-\U0003134f"  # Extensions B-G and the Compatibility Ideographs Supplement
+_CJK_SUPPLEMENTARY = (
+    "\U0001aff0-\U0001b16f"  # Kana Extended-A/B, Kana Supplement, Small Kana Extension
+    "\U00020000-\U000323af"  # Han Extensions B-I and the Compatibility Ideographs Supplement
+)
 CJK_RUN = re.compile(f"[{_CJK_BMP}{_CJK_SUPPLEMENTARY}]+")
 # Detection: two searches beat one over the joint class (re checks BMP ranges with a bitmap, and a
 # supplementary range in the same class sends every character down the slow path): 2.5x faster on
@@ -43,7 +46,8 @@ MULTILINGUAL_EMBEDDER = "multilingual-e5-small"
 
 
 def has_cjk(text: str) -> bool:
-    """True when ``text`` holds at least one Han, Hiragana, Katakana or Hangul character."""
+    """True when ``text`` holds a Han, Hiragana, Katakana or Hangul character (after NFKC, which the
+    analyzer applies first: raw half-width kana or ㌀ are only found in normalized text)."""
     if text.isascii():
         return False
     return _HAS_CJK_BMP.search(text) is not None or _HAS_CJK_SUPPLEMENTARY.search(text) is not None
@@ -66,7 +70,7 @@ def cjk_embedder_warning(texts: Iterable[str], embedder: str | None) -> str | No
     total = with_cjk = 0
     for text in texts:
         total += 1
-        with_cjk += has_cjk(text)
+        with_cjk += has_cjk(text) or (not text.isascii() and has_cjk(unicodedata.normalize("NFKC", text)))
     if not with_cjk:
         return None
     return (
