@@ -17,6 +17,7 @@ import pytest
 import ragline
 from ragline.errors import ConfigError, CorruptIndexError, IndexLockedError, IndexMismatchError, IndexNotFoundError
 from ragline.index import BM25Params, Index, IndexSettings
+from ragline.index.store import FORMAT
 from ragline.text import Analyzer, get_analyzer
 from ragline.types import Document
 
@@ -69,7 +70,7 @@ def test_create_add_commit_reopen(tmp_path: Path) -> None:
     assert again["generation"] == 2
     assert again["settings"] == settings.to_dict()
     assert again["ragline_version"] == ragline.__version__
-    assert again["format"] == 1
+    assert again["format"] == FORMAT
     assert again["path"] == str(path)
     assert again["size_bytes"] > 0
     assert again["created_at"] and again["committed_at"]

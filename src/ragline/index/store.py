@@ -39,7 +39,7 @@ from ragline.index.vectors import AllowedRows
 from ragline.text import Analyzer, get_analyzer
 from ragline.types import Document, Hit
 
-FORMAT = 1
+FORMAT = 2  # 2: the english analyzer indexes CJK text (its stamp changed)
 MANIFEST = "manifest.json"
 _NO_MASK = np.zeros(0, dtype=np.bool_)
 _KEPT_VECTOR_MASKS = 32  # (segment, filter) masks of live, allowed rows kept for vector search
@@ -188,10 +188,21 @@ class Index:
             raise CorruptIndexError(
                 f"{path / MANIFEST} is not valid JSON ({error}); restore it from a backup"
             ) from None
-        if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-            raise IndexMismatchError(
-                f"index {path} has format {manifest.get('format')}, this ragline reads format {FORMAT}; rebuild it"
+        if not isinstance(manifest, dict):
+            raise CorruptIndexError(
+                f"{path / MANIFEST} is not an index manifest (a JSON object); restore it from a backup"
             )
+        found = manifest.get("format")
+        if found != FORMAT:
+            # An index of another format is refused, never read with today's analyzer or layout.
+            rebuild = f"delete {path} and rebuild it with `ragline index SOURCE --index {path}`"
+            if isinstance(found, int) and not isinstance(found, bool) and found < FORMAT:
+                problem, advice = f"was built by an older ragline (format {found}", rebuild
+            elif isinstance(found, int) and not isinstance(found, bool):
+                problem, advice = f"was built by a newer ragline (format {found}", f"upgrade ragline, or {rebuild}"
+            else:
+                problem, advice = f"has no valid format number ({found!r}", rebuild
+            raise IndexMismatchError(f"index {path} {problem}; this ragline reads format {FORMAT}): {advice}")
         settings = IndexSettings.from_dict(manifest["settings"])
         if analyzer is not None and get_analyzer(analyzer) != settings.analyzer:
             raise IndexMismatchError(
