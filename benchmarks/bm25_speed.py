@@ -88,7 +88,7 @@ from synthetic import more_documents, synthetic_corpus  # noqa: E402
 K = 10
 K1, B = 0.9, 0.4
 FILTER = "group = g3"
-PRETOKENIZED = Analyzer(name="pretokenized", stopwords="none", stemmer=None, lowercase=False)
+PRETOKENIZED = Analyzer(name="pretokenized", tokenizer="word", stopwords="none", stemmer=None, lowercase=False)
 _T0 = time.perf_counter()
 
 Tokens = list[str]

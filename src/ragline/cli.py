@@ -237,6 +237,11 @@ def cmd_index(args: argparse.Namespace) -> int:
         stderr.print(Text.assemble(("not indexed", "yellow"), f" (unsupported file types): {listed}"), highlight=False)
     if settings.context == "late":
         raise RaglineError("--context late needs vectors per chunk at sync time; use breadcrumb or llm here")
+    from ragline.text.scripts import cjk_embedder_warning
+
+    warning = cjk_embedder_warning((d.text for d in loaded.documents), settings.embedder)
+    if warning:
+        stderr.print(Text(f"warning: {warning}", style="yellow"))
     units = loaded.documents
     if settings.chunker != "none":
         from ragline.ingest.pipeline import IngestConfig, chunk_documents

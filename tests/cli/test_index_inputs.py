@@ -96,3 +96,17 @@ def test_index_help_lists_every_supported_format(capsys) -> None:
         main(["index", "--help"])
     out = capsys.readouterr().out
     assert all(suffix in out for suffix in (".txt", ".md", ".rst", ".html", ".pdf")) and "--follow-links" in out
+
+
+@pytest.mark.models
+def test_cjk_documents_with_an_english_only_embedder_are_warned_about_and_still_found(capsys, tmp_path: Path) -> None:
+    docs, index = tmp_path / "docs", str(tmp_path / "idx")
+    docs.mkdir()
+    (docs / "zh.md").write_text("# 报销政策\n\n差旅报销需要在三十天内提交收据。", encoding="utf-8")
+    (docs / "en.md").write_text("# Travel\n\nReceipts are due within thirty days.", encoding="utf-8")
+    assert main(["index", str(docs), "--index", index, "--vector-index", "flat", "--output", "json"]) == 0
+    err = capsys.readouterr().err
+    assert "1 of 2 documents contain Chinese" in err and "--embedder multilingual-e5-small" in err
+    assert doc_ids(capsys, index, "报销收据", "--retriever", "bm25") == ["zh"]
+    assert main(["index", str(docs), "--index", str(tmp_path / "bm25"), "--embedder", "none"]) == 0
+    assert "multilingual" not in capsys.readouterr().err  # BM25 only: nothing to warn about

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ragline.corpora.orrin import DEFAULT_SEED, OrrinCorpus, build_orrin
 from ragline.index import Index, IndexSettings
+from ragline.index.store import FORMAT
 from ragline.ingest.pipeline import IngestConfig, chunk_documents
 from ragline.paths import cache_root
 from ragline.progress import stderr
@@ -31,7 +32,7 @@ def orrin_index(
 ) -> tuple[Index, OrrinCorpus]:
     """The Orrin Grid corpus and an index of its chunks (built once, then opened)."""
     corpus = build_orrin(seed)
-    config = {"settings": settings.to_dict(), "ingest": ingest.to_dict()}
+    config = {"format": FORMAT, "settings": settings.to_dict(), "ingest": ingest.to_dict()}
     key = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:10]
     path = cache_root() / "indexes" / f"orrin-{seed}-{corpus.fingerprint()[:12]}-{key}"
     if not (path / "manifest.json").is_file():
