@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ragline.cli import _snippet, main
+from ragline.cli import main
+from ragline.cli.common import snippet
 from ragline.text import get_analyzer
 
 
@@ -150,12 +151,12 @@ def test_an_empty_query_finds_nothing_and_says_why(capsys, markup_docs: Path, tm
 def test_snippets_show_the_text_around_the_match() -> None:
     analyzer = get_analyzer("english")
     text = " ".join(f"filler{i}" for i in range(150)) + " the gateway policies apply " + "tail " * 100
-    snippet = _snippet(text, set(analyzer("gateway policy")), analyzer, width=80)
-    assert "gateway policies" in snippet and snippet.startswith("…") and snippet.endswith("…")
-    assert len(snippet) <= 80 and not snippet[1:].startswith(" ")
+    shown = snippet(text, set(analyzer("gateway policy")), analyzer, width=80)
+    assert "gateway policies" in shown and shown.startswith("…") and shown.endswith("…")
+    assert len(shown) <= 80 and not shown[1:].startswith(" ")
     # the window with the most distinct query terms wins over the first lone match
     text = "gateway " + "filler " * 60 + "the gateway policy and its token " + "tail " * 60
-    snippet = _snippet(text, set(analyzer("gateway policy token")), analyzer, width=80)
-    assert "gateway policy and its token" in snippet
+    shown = snippet(text, set(analyzer("gateway policy token")), analyzer, width=80)
+    assert "gateway policy and its token" in shown
     # no match: the start of the text
-    assert _snippet("alpha " * 100, {"zeta"}, analyzer, width=40).startswith("alpha alpha")
+    assert snippet("alpha " * 100, {"zeta"}, analyzer, width=40).startswith("alpha alpha")

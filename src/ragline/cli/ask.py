@@ -1,0 +1,163 @@
+"""``ragline ask QUESTION``: an answer with numbered citations, streamed, and the sources it read."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from ragline import __version__
+from ragline.cli.common import (
+    add_common,
+    emit_json,
+    index_location,
+    positive_int,
+    restricted_filter,
+    snippet,
+)
+from ragline.errors import ModelError
+from ragline.index import Index
+from ragline.progress import stderr
+from ragline.text import Analyzer
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    from ragline.answer.pipeline import RAGPipeline, build_reader
+    from ragline.retrieve.base import empty_query_reason
+
+    location = index_location(args)
+    if location is not None:
+        index = Index.open(location)
+        answered_from = str(location)
+    else:
+        from ragline.corpora.builtin import orrin_index
+
+        index, _ = orrin_index()
+        answered_from = (
+            f"the built-in Orrin Grid demo corpus ({index.path}), not your documents: no --index, "
+            "$RAGLINE_INDEX or ./ragline-index; `ragline index DIR` indexes yours"
+        )
+    flt, flt_text = restricted_filter(args)
+    provenance = {"ragline_version": __version__, "index": str(index.path), "builtin": location is None,
+                  "filter": flt_text, "generation": index.generation}  # fmt: skip
+    if args.output != "json":
+        stderr.print(Text(f"answered from {answered_from}", style="dim" if location else "yellow"))
+    empty = empty_query_reason(args.question, index.settings.analyzer)
+    if empty:  # no sources to read: the reader (maybe an LLM to load) is not needed
+        if args.output == "json":
+            emit_json({"question": args.question, "answer": "", "abstained": True, "citations": [], "sources": [],
+                        "reason": empty, "provenance": provenance})  # fmt: skip
+        else:
+            Console().print(Text(f"no answer: {empty}", style="yellow"))
+        return 0
+    retriever = args.retriever or ("hybrid" if index.settings.embedder else "bm25")
+    pipeline = RAGPipeline(index, build_reader(args.reader), retriever=retriever, k=args.k, order=args.order)
+    context = pipeline.context(args.question, flt)
+    console = Console(soft_wrap=True)
+    answer = read_answer(pipeline, args.question, context, console if args.output != "json" else None)
+    if args.output == "json":
+        retrieved_by = pipeline.retriever_obj.config().get("name", retriever)
+        emit_json({"question": args.question, "answer": answer.text, "abstained": answer.abstained,
+                    "citations": [c.to_dict() for c in answer.citations],
+                    "attributed": bool(answer.details.get("attributed")),
+                    "sources": [{"n": s.n, "doc_id": s.doc_id, "chunk_id": s.chunk_id, "title": s.hit.title,
+                                 "score": s.hit.score, "retriever": retrieved_by, "text": s.text}
+                                for s in context.sources],
+                    "provenance": {**provenance, **pipeline.config()}})  # fmt: skip
+        return 0
+    console.out("")
+    print_answer(console, answer, context, index.settings.analyzer, args.question)
+    return 0
+
+
+def print_answer(console: Console, answer: Any, context: Any, analyzer: Analyzer, question: str) -> None:
+    """What follows the streamed answer: a warning when nothing backs it, then the numbered sources."""
+    if answer.abstained:
+        console.print(Text("The sources do not answer this question.", style="yellow"))
+    elif not answer.citations:
+        console.print(Text("no citation: this answer is not backed by the sources", style="yellow"))
+    elif answer.details.get("attributed"):
+        console.print(Text("the model cited nothing: ragline attributed the sources that contain the answer", "dim"))
+    shown = {c.n for c in answer.citations}
+    console.rule("sources")
+    terms = set(analyzer(question))
+    for source in context.sources:
+        hit = source.hit
+        section = " > ".join(hit.metadata.get("section") or [])
+        console.print(
+            Text.assemble(
+                f"[{source.n}] ",
+                ("cited " if source.n in shown else "", "green"),
+                (hit.title, "bold"),
+                f" — {section}" if section else "",
+                f" ({hit.doc_id})",
+            )
+        )
+        console.print(Text("    " + snippet(hit.text, terms, analyzer, 160), style="dim"))
+
+
+def read_answer(pipeline: Any, question: str, context: Any, console: Console | None) -> Any:
+    """The reader's answer, its text streamed to ``console`` as it comes (None: quiet)."""
+    from ragline.models.llm import PromptTooLongError
+
+    answer = None
+    try:
+        for piece in pipeline.reader.stream(question, context):
+            if isinstance(piece, str):
+                if console is not None:
+                    console.out(piece, end="", highlight=False)
+            else:
+                answer = piece
+    except PromptTooLongError as error:
+        raise _question_too_long(error, pipeline.reader.llm, question) from None
+    assert answer is not None
+    return answer
+
+
+def _question_too_long(error: Any, llm: Any, question: str) -> ModelError:
+    """The too-long prompt said in terms of the question, the part of it the user wrote."""
+    asked = llm.count_tokens(question)
+    room = error.context_tokens - error.max_tokens - (error.prompt_tokens - asked)
+    if room <= 0:
+        return ModelError(
+            f"the sources and the {error.max_tokens}-token reply alone fill the model's context of "
+            f"{error.context_tokens} tokens: give fewer sources (-k) or a smaller max_tokens"
+        )
+    return ModelError(
+        f"the question is {asked} tokens; the model's context is {error.context_tokens} tokens, which leaves "
+        f"{room} for it beside the sources and the reply ({asked - room} too long): shorten the question"
+    )
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "ask",
+        help="answer a question from the index, with numbered, checkable citations",
+        description="Retrieve, assemble numbered sources, and answer only from them. The index is --index, else "
+        "$RAGLINE_INDEX, else ./ragline-index when it exists, else the built-in Orrin Grid demo index (built on "
+        "first use, then cached); stderr says which one answered.",
+    )
+    p.add_argument("question")
+    p.add_argument(
+        "--reader",
+        default="llm",
+        metavar="SPEC",
+        help="llm[:model=local:qwen2.5-coder-0.5b,max_tokens=128] (default) or extractive[:threshold=0.47]",
+    )
+    p.add_argument(
+        "--retriever", metavar="SPEC", help="bm25, dense or hybrid (default: hybrid when the index has embeddings)"
+    )
+    p.add_argument("-k", type=positive_int, default=5, help="sources retrieved (5)")
+    p.add_argument(
+        "--order",
+        choices=("rank", "ends", "reverse"),
+        default="rank",
+        help="source order in the prompt: rank, or ends = best at both ends (lost in the middle)",
+    )
+    p.add_argument("--filter", help="metadata filter applied inside retrieval")
+    p.add_argument("--groups", help="ask as a user in these ACL groups, comma-separated, e.g. all,hr")
+    p.add_argument("--group", action="append", metavar="NAME", help="one more ACL group, verbatim (repeatable)")
+    add_common(p)
+    p.set_defaults(func=cmd_ask)

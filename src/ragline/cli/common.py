@@ -1,0 +1,193 @@
+"""What the sub-commands share: where the index is, JSON output, filters for a principal, shared flags."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from ragline.errors import RaglineError
+from ragline.index import VARIANTS, BM25Params, Index
+from ragline.progress import stderr
+from ragline.text import PRESETS, Analyzer
+
+DEFAULT_INDEX = "ragline-index"
+
+
+def index_location(args: argparse.Namespace) -> Path | None:
+    """The index a command uses: --index, else $RAGLINE_INDEX, else ./ragline-index when it exists, else None."""
+    given = getattr(args, "index", None) or os.environ.get("RAGLINE_INDEX")
+    if given:
+        return Path(given)
+    default = Path(DEFAULT_INDEX)
+    return default if default.exists() else None
+
+
+def index_path(args: argparse.Namespace) -> Path:
+    """Where `index` writes and `search`/`info` read (opening a missing one says how to create it)."""
+    return index_location(args) or Path(DEFAULT_INDEX)
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1 (-k 0 or -k -1 would return nothing, silently)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
+
+
+def emit_json(payload: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(payload, ensure_ascii=False, default=str) + "\n")
+
+
+def bm25_params(args: argparse.Namespace, base: BM25Params) -> BM25Params:
+    return BM25Params(
+        variant=args.variant or base.variant,
+        k1=base.k1 if args.k1 is None else args.k1,
+        b=base.b if args.b is None else args.b,
+        delta=base.delta if args.delta is None else args.delta,
+    )
+
+
+def parse_fields(spec: str) -> dict[str, float]:
+    fields = {}
+    for part in spec.split(","):
+        name, _, weight = part.partition("=")
+        try:
+            fields[name.strip()] = float(weight) if weight else 1.0
+        except ValueError:
+            raise RaglineError(
+                f"--fields: weight {weight!r} of {name!r} is not a number (e.g. title=2,text=1)"
+            ) from None
+    return fields
+
+
+def restricted_filter(args: argparse.Namespace) -> tuple[Any, str | None]:
+    """``--filter`` joined (as trees) to the ACL groups of ``--groups a,b`` and each ``--group NAME``,
+    and its text for reports.
+
+    Neither flag: no restriction. Given but naming no group (``--groups ""``): nothing is visible.
+    """
+    from ragline.index.filters import acl_filter, filter_text, restrict
+
+    if args.groups is None and not args.group:
+        return args.filter, args.filter
+    groups = [g.strip() for g in (args.groups or "").split(",") if g.strip()] + list(args.group or [])
+    combined = restrict(args.filter, acl_filter(groups))
+    return combined, filter_text(combined)
+
+
+def report_embeddings(index: Index) -> None:
+    """Say on stderr how many passages were embedded and how many came from the cache."""
+    counts = index.embedding_counts()
+    if counts is not None:
+        stderr.print(f"embeddings: {counts['computed']} computed, {counts['cached']} from cache ({counts['id']})")
+
+
+def default_metrics() -> tuple[str, ...]:
+    from ragline.eval.retrieval import DEFAULT_METRICS
+
+    return DEFAULT_METRICS
+
+
+def rate(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}"
+
+
+# -- rendering hits ---------------------------------------------------------------------------------
+def document_of(hit: Any) -> str:
+    """The document a hit belongs to: a chunk's ``doc_id``, else the hit's own id."""
+    from ragline.answer.context import document_id
+
+    return document_id(hit)
+
+
+_WORD = re.compile(r"\w+")
+
+
+def snippet(text: str, terms: set[str], analyzer: Analyzer, width: int = 200) -> str:
+    """A window of ``text`` (whitespace flattened) around the query terms, "…" where it is cut.
+
+    The window starts a little before the first term match of the stretch that holds the most distinct
+    query terms; words are matched through the index's analyzer, so "policies" finds "policy".
+    """
+    flat = " ".join(text.split())
+    if len(flat) <= width:
+        return flat
+    analyzed: dict[str, list[str]] = {}
+    matches = []  # (offset, term) of every word that is a query term
+    for word in _WORD.finditer(flat) if terms else ():
+        key = word.group()
+        if key not in analyzed:
+            analyzed[key] = analyzer(key)
+        matches.extend((word.start(), term) for term in analyzed[key] if term in terms)
+        if len(matches) >= 200:  # enough candidates; a long document would make the window search slow
+            break
+    start = 0
+    if matches:
+        lead = width // 5  # a few words of the text before the match
+        best = max(
+            range(len(matches)),
+            key=lambda i: (len({t for at, t in matches[i:] if at < matches[i][0] + width - lead}), -i),
+        )
+        start = max(0, matches[best][0] - lead)
+        if start > 0:  # begin at a word
+            space = flat.find(" ", start)
+            start = space + 1 if 0 <= space < matches[best][0] else matches[best][0]
+    end = min(len(flat), start + width - 2)
+    if end < len(flat):  # end at a word
+        space = flat.rfind(" ", start, end)
+        end = space if space > start else end
+    return ("…" if start > 0 else "") + flat[start:end] + ("…" if end < len(flat) else "")
+
+
+# -- flags shared by several commands ---------------------------------------------------------------
+
+def add_common(p: argparse.ArgumentParser, index: bool = True) -> None:
+    if index:
+        p.add_argument("--index", help="index directory (default: $RAGLINE_INDEX, else ./ragline-index)")
+    p.add_argument("--output", choices=("table", "json"), default="table", help="json: one line on stdout")
+
+def add_bm25_flags(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("BM25 (defaults: the index's, else lucene k1=0.9 b=0.4 as Anserini)")
+    g.add_argument("--variant", choices=VARIANTS, help="BM25 variant (see docs/bm25.md)")
+    g.add_argument("--k1", type=float, help="term-frequency saturation (0.9)")
+    g.add_argument("--b", type=float, help="length normalization, 0..1 (0.4)")
+    g.add_argument("--delta", type=float, help="bm25l / bm25+ lower bound (0.5)")
+
+def add_analysis_flags(p: argparse.ArgumentParser, stamped: bool = False) -> None:
+    # In `index` every default is None: a flag left out keeps the existing index's stamped setting.
+    def default(value: str) -> str | None:
+        return None if stamped else value
+
+    than = " (default: the index's, else {})" if stamped else " ({})"
+    p.add_argument(
+        "--analyzer",
+        default=default("english"),
+        choices=sorted(PRESETS),
+        help="text analysis" + than.format("english"),
+    )
+    p.add_argument(
+        "--embedder",
+        default=default("minilm"),
+        help="embedding model name or folder (minilm = all-MiniLM-L6-v2, multilingual-e5-small)"
+        + than.format("minilm")
+        + ("; 'none' for BM25 only" if stamped else ""),
+    )
+    p.add_argument(
+        "--vector-index",
+        default=default("hnsw"),
+        help="ANN index spec: flat, hnsw[:m=32,ef_search=128], ivf[:nprobe=16], ivfpq" + than.format("hnsw"),
+    )
+    p.add_argument(
+        "--fields",
+        default=default("body"),
+        help="indexed fields and weights: body (title+text), or title=2,text=1" + than.format("body"),
+    )

@@ -1,0 +1,130 @@
+"""``ragline experiment NAME``: rerun a lecture experiment on the built-in corpora."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ragline import __version__
+from ragline.cli.common import (
+    add_common,
+    emit_json,
+    positive_int,
+    rate,
+)
+from ragline.progress import stderr
+
+
+def cmd_experiment(args: argparse.Namespace) -> int:
+    from ragline.corpora.orrin import DEFAULT_SEED, build_orrin
+    from ragline.eval import chunking
+
+    corpus = build_orrin(args.seed if args.seed is not None else DEFAULT_SEED)
+    if args.name == "lost-in-the-middle":
+        return _lost_in_the_middle(args, corpus)
+    rows = chunking.run(
+        corpus,
+        chunkers=args.chunker or chunking.CHUNKERS,
+        contexts=args.context or chunking.CONTEXTS,
+        retrievers=args.retriever or chunking.RETRIEVERS,
+        embedder=args.embedder,
+    )
+    payload = {
+        "experiment": args.name,
+        "corpus": corpus.name,
+        "corpus_fingerprint": corpus.fingerprint(),
+        "rows": rows,
+        "provenance": {"ragline_version": __version__, "embedder": args.embedder},
+    }
+    if args.output == "json":
+        emit_json(payload)
+        return 0
+    types = [t for t in rows[0]["by_type"] if t != "all"] if rows else []
+    table = Table(title=f"Chunking on {corpus.name}: Hit@1 by question type (split = evidence sentences cut)")
+    for column in ("chunker", "context", "retriever", "chunks", "split", *types, "all"):
+        table.add_column(column, justify="left" if column in ("chunker", "context", "retriever") else "right")
+    for row in rows:
+        hits = [row["by_type"][t]["hit@1"] for t in [*types, "all"]]
+        cells = ["—" if h is None else f"{h:.2f}" for h in hits]
+        table.add_row(Text(row["chunker"]), row["context"], row["retriever"], str(row["chunks"]),
+                      f"{row['split_evidence']:.0%}", *cells)  # fmt: skip
+    Console(width=max(Console().width, 160)).print(table)
+    return 0
+
+
+def _lost_in_the_middle(args: argparse.Namespace, corpus: Any) -> int:
+    """The position experiment (Liu et al. 2023): accuracy by gold position, and context orders."""
+    from ragline.eval import position
+
+    llm = None if args.llm in ("", "none") else args.llm
+    questions = position.DEFAULT_LLM_QUESTIONS if args.questions is None else args.questions
+    chunker = args.chunker[0] if args.chunker else position.DEFAULT_CHUNKER
+    started = time.perf_counter()
+    payload = position.run(
+        corpus,
+        position.default_readers(args.k, questions or None, llm),
+        k=args.k,
+        seed=args.sample_seed,
+        chunker=chunker,
+        log=lambda message: stderr.print(message, highlight=False, markup=False),
+    )
+    payload["wall_s"] = round(time.perf_counter() - started, 1)
+    payload["provenance"] = {"ragline_version": __version__}
+    if args.plot:
+        position.plot_curves(payload, args.plot)
+    if args.output == "json":
+        emit_json(payload)
+        return 0
+    k = payload["k"]
+    console = Console(width=max(Console().width, 120))
+    table = Table(title=f"Lost in the middle on {corpus.name}: accuracy by position of the gold source among {k}")
+    for column in ("reader", "n", *map(str, range(1, k + 1)), "gold alone"):
+        table.add_column(column, justify="left" if column == "reader" else "right")
+    orders = Table(title="Context order of the BM25 top-k (questions whose gold chunk is in it)")
+    for column in ("reader", "n", "rank", "ends", "reverse"):
+        orders.add_column(column, justify="left" if column == "reader" else "right")
+    for spec, result in payload["readers"].items():
+        curve = result["positions"]
+        cells = [rate(a) for a in curve["accuracy"]]
+        table.add_row(Text(spec), str(curve["n"]), *cells, rate(curve["oracle"]["accuracy"]))
+        if "orderings" in result:
+            ordering = result["orderings"]
+            rates = [rate(ordering[order]["accuracy"]) for order in ("rank", "ends", "reverse")]
+            orders.add_row(Text(spec), str(ordering["n"]), *rates)
+    console.print(table)
+    console.print(orders)
+    return 0
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "experiment",
+        help="rerun a lecture experiment (chunking, lost-in-the-middle) on the built-in Orrin Grid corpus",
+        description="chunking: chunker x context x retriever; Hit@1 by question type and the share of "
+        "evidence sentences split by chunk boundaries. lost-in-the-middle: accuracy of the extractive reader "
+        "and an LLM with the gold source at each position among k BM25 distractors (Liu et al. 2023), and "
+        "of the context orders rank / ends / reverse.",
+    )
+    p.add_argument("name", choices=("chunking", "lost-in-the-middle"))
+    p.add_argument("--chunker", action="append", metavar="SPEC", help="chunker spec, repeatable (default: a sweep)")
+    p.add_argument("--context", action="append", choices=("none", "breadcrumb", "late", "llm"), help="repeatable")
+    p.add_argument("--retriever", action="append", choices=("bm25", "dense", "hybrid"), help="repeatable")
+    p.add_argument("--seed", type=int, help="corpus seed (default: the evaluation world)")
+    p.add_argument("--embedder", default="minilm", help="embedding model (minilm)")
+    g = p.add_argument_group("lost-in-the-middle (--chunker: the first one, default fixed:size=100,overlap=30)")
+    g.add_argument("--k", type=positive_int, default=5, help="sources per context: 1 gold + k-1 distractors (5)")
+    g.add_argument("--questions", type=int, help="LLM sample size, stratified by type (default 9; 0 = all)")
+    g.add_argument("--sample-seed", type=int, default=0, help="seed of the question sample (0)")
+    g.add_argument(
+        "--llm",
+        default="llm:model=local:qwen2.5-coder-0.5b,max_tokens=64",
+        help="LLM reader spec, or none for the extractive reader only",
+    )
+    g.add_argument("--plot", metavar="PNG", help="write accuracy vs position here")
+    add_common(p, index=False)
+    p.set_defaults(func=cmd_experiment)

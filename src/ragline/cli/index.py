@@ -1,0 +1,141 @@
+"""``ragline index SOURCE``: load, chunk and sync a folder, a file or a corpus into an index."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from ragline.cli.common import (
+    add_analysis_flags,
+    add_common,
+    emit_json,
+    index_path,
+    report_embeddings,
+)
+from ragline.cli.settings import index_settings
+from ragline.corpora.builtin import DEFAULT_INGEST
+from ragline.errors import RaglineError
+from ragline.index import Index
+from ragline.ingest import LoadReport, load_jsonl_corpus, load_path
+from ragline.ingest.loaders import DOCUMENT_SUFFIXES
+from ragline.progress import stderr
+
+
+def load_source(source: Path, max_bytes: int, follow_links: bool = False) -> LoadReport:
+    """A .jsonl corpus, a BEIR folder (corpus.jsonl), a folder of documents, or one document file."""
+    if source.is_file() and source.suffix == ".jsonl":
+        return load_jsonl_corpus(source)
+    if (source / "corpus.jsonl").is_file():
+        return load_jsonl_corpus(source / "corpus.jsonl")
+    return load_path(source, max_bytes=max_bytes, follow_links=follow_links)
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    path = index_path(args)
+    settings = index_settings(args, path)
+    started = time.perf_counter()
+    with stderr.status(f"reading {args.source}"):
+        loaded = load_source(Path(args.source), int(args.max_file_mb * 1024 * 1024), args.follow_links)
+    for error in loaded.errors:
+        stderr.print(Text.assemble(("skipped", "yellow"), f" {error}"), highlight=False)
+    if loaded.unsupported:
+        listed = ", ".join(f"{count} {suffix or '(no suffix)'}" for suffix, count in loaded.unsupported.items())
+        stderr.print(Text.assemble(("not indexed", "yellow"), f" (unsupported file types): {listed}"), highlight=False)
+    if settings.context == "late":
+        raise RaglineError("--context late needs vectors per chunk at sync time; use breadcrumb or llm here")
+    from ragline.text.scripts import cjk_embedder_warning
+
+    warning = cjk_embedder_warning((d.text for d in loaded.documents), settings.embedder)
+    if warning:
+        stderr.print(Text(f"warning: {warning}", style="yellow"))
+    units = loaded.documents
+    if settings.chunker != "none":
+        from ragline.ingest.pipeline import IngestConfig, chunk_documents
+
+        units, _ = chunk_documents(loaded.documents, IngestConfig(settings.chunker, settings.context))
+    with Index.open_or_create(path, settings) as index:
+        # A file that fails to load keeps what an earlier run indexed (nothing indexed is lost), except where
+        # failing closed is safer (bad metadata, links out of the folder): loaded.keep says which ids stay.
+        # One document file adds or updates that document; a folder or corpus is mirrored (prune).
+        one_file = Path(args.source).is_file() and Path(args.source).suffix != ".jsonl"
+        report = index.sync(units, prune=not one_file, keep=loaded.keep)
+        unit = "documents" if settings.chunker == "none" else "chunks"
+        with stderr.status(f"committing {report.added + report.updated} {unit}"):
+            index.commit()
+        report_embeddings(index)
+        info = index.info()
+    result = {
+        "index": str(path),
+        "added": report.added,
+        "updated": report.updated,
+        "deleted": report.deleted,
+        "unchanged": report.unchanged,
+        "skipped": len(loaded.errors),
+        "unsupported": loaded.unsupported,
+        "unit": unit,
+        # "documents" counts the indexed units (kept for scripts written before chunking was the default)
+        "documents": info["documents"],
+        "chunks": info["documents"] if unit == "chunks" else None,
+        "chunker": settings.chunker,
+        "context": settings.context,
+        "generation": info["generation"],
+        "seconds": round(time.perf_counter() - started, 3),
+    }
+    if args.output == "json":
+        emit_json(result)
+    else:
+        chunking = "" if unit == "documents" else f", {settings.chunker} + {settings.context}"
+        Console().print(
+            Text(
+                f"{path}: {report.added} added, {report.updated} updated, {report.deleted} deleted, "
+                f"{report.unchanged} unchanged, {len(loaded.errors)} skipped, "
+                f"{sum(loaded.unsupported.values())} unsupported; {info['documents']} {unit} "
+                f"(generation {info['generation']}{chunking}, {result['seconds']} s)"
+            )
+        )
+    return 0
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "index",
+        help="index or re-sync a folder of documents (" + " ".join(DOCUMENT_SUFFIXES) + "), one file, or a BEIR corpus",
+        description="Index SOURCE. Run again on the same source to sync: new and changed files "
+        "are (re)indexed, removed files deleted, unchanged files skipped.",
+    )
+    p.add_argument(
+        "source",
+        help="a folder of documents (" + ", ".join(DOCUMENT_SUFFIXES) + "), one such file, "
+        "a BEIR folder (corpus.jsonl) or a .jsonl corpus",
+    )
+    p.add_argument("--max-file-mb", type=float, default=20.0, help="skip (and report) files larger than this (20)")
+    p.add_argument(
+        "--follow-links",
+        action="store_true",
+        help="follow symbolic links that point outside the folder (default: report and skip them)",
+    )
+    p.add_argument(
+        "--chunker",
+        metavar="SPEC",
+        help=f"cut documents into chunks: {DEFAULT_INGEST.chunker} (the measured best: the default, for a new "
+        "index), structure:max_words=200, sentences:window=3, recursive:size=120; none = whole documents",
+    )
+    p.add_argument(
+        "--context",
+        choices=("none", "breadcrumb", "llm"),
+        help="chunk context: breadcrumb = [Title > Section] prefix (the default with chunks); llm = a sentence "
+        "by the local LLM",
+    )
+    p.add_argument(
+        "--default-acl",
+        metavar="GROUPS",
+        help="ACL groups (comma-separated, e.g. all) given to documents that have no acl of their own",
+    )
+    add_analysis_flags(p, stamped=True)
+    add_common(p)
+    p.set_defaults(func=cmd_index)

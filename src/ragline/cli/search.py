@@ -1,0 +1,94 @@
+"""``ragline search QUERY``: ranked hits with scores and snippets around the match."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ragline import __version__
+from ragline.cli.common import (
+    add_bm25_flags,
+    add_common,
+    bm25_params,
+    document_of,
+    emit_json,
+    index_path,
+    positive_int,
+    restricted_filter,
+    snippet,
+)
+from ragline.index import Index
+from ragline.progress import stderr
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    path = index_path(args)
+    from ragline.retrieve.base import empty_query_reason
+    from ragline.retrieve.registry import build_retriever
+
+    index = Index.open(path)
+    spec = args.retriever or ("hybrid" if index.settings.embedder else "bm25")
+    retriever = build_retriever(spec, index, bm25_params(args, index.settings.bm25))
+    flt, flt_text = restricted_filter(args)
+    analyzer = index.settings.analyzer
+    empty = empty_query_reason(args.query, analyzer)
+    hits = [] if empty else retriever.search(args.query, args.k, flt)
+    terms = set(analyzer(args.query))
+    if args.output == "json":
+        emit_json(
+            {
+                "query": args.query,
+                "hits": [
+                    {
+                        "rank": h.rank,
+                        "doc_id": document_of(h),
+                        "chunk_id": h.doc_id,
+                        "score": h.score,
+                        "title": h.title,
+                        "snippet": snippet(h.text, terms, analyzer),
+                    }
+                    for h in hits
+                ],
+                **({"reason": empty} if empty else {}),
+                "provenance": {
+                    "ragline_version": __version__,
+                    "index": str(path),
+                    "retriever": retriever.config(),
+                    "filter": flt_text,
+                    "generation": index.generation,
+                },
+            }
+        )
+        return 0
+    if empty:
+        stderr.print(Text(f"no results: {empty}", style="yellow"))
+    title = f"{len(hits)} results for {args.query!r}" + (f" where {flt_text}" if flt_text else "")
+    table = Table(title=Text(title))
+    for column in ("#", "score", "id", "title / snippet"):
+        table.add_column(column, overflow="fold")
+    for h in hits:
+        cell = Text.assemble((h.title, "bold"), "\n" if h.title else "", snippet(h.text, terms, analyzer))
+        table.add_row(str(h.rank), f"{h.score:.3f}", Text(h.doc_id), cell)
+    Console().print(table)
+    return 0
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("search", help="ranked results with scores and snippets")
+    p.add_argument("query")
+    p.add_argument("-k", type=positive_int, default=10, help="number of results (10)")
+    p.add_argument("--filter", help='metadata filter, e.g. "acl in [all, hr] and year >= 2024"')
+    p.add_argument("--groups", help="search as a user in these ACL groups, comma-separated, e.g. all,hr")
+    p.add_argument("--group", action="append", metavar="NAME", help="one more ACL group, verbatim (repeatable)")
+    p.add_argument(
+        "--retriever",
+        metavar="SPEC",
+        help="bm25, dense or hybrid[:fuser=...,depth=...] (default: hybrid when the index has embeddings, else bm25)",
+    )
+    add_bm25_flags(p)
+    add_common(p)
+    p.set_defaults(func=cmd_search)
