@@ -23,7 +23,6 @@ the check as a classifier of correct answers.
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import sys
 import tempfile
@@ -32,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ragline.answer.context import Context, document_id
-from ragline.answer.extractive import Candidate, ExtractiveReader
+from ragline.answer.extractive import CalibrationExample, Candidate, ExtractiveReader, calibrate_support
 from ragline.answer.pipeline import ExtractiveAnswerReader, RAGPipeline
 from ragline.answer.support import SupportCheck
 from ragline.eval.answers import exact_match, grade_question, normalize_answer, summarize
@@ -157,61 +156,14 @@ def check_quality(items: list[tuple[QAQuestion, Context]], check: SupportCheck) 
 # --- calibration --------------------------------------------------------------------------------------
 
 
-def calibrate(sets: dict[str, list[tuple[QAQuestion, Context]]], reader: ExtractiveReader) -> dict[str, Any]:
-    """Grid search of (min_coverage, entity_coverage) maximizing the mean over sets of (correct - wrong) / n.
-
-    Each candidate above the reader's threshold is measured once (its windows' coverage and entity
-    share); every grid point then replays the reader's choice: the first candidate whose window passes.
-    """
-    check = reader.support_check
-    measured: dict[str, list[tuple[QAQuestion, list[tuple[bool, list[tuple[float, float | None]]]]]]] = {}
-    for name, items in sets.items():
-        rows = []
-        for q, context in items:
-            cands = []
-            for c in reader.candidates(q.text, context):
-                if c.score < reader.threshold:
-                    break
-                title = f"{c.hit.title} {c.hit.metadata.get('section', '')}".strip()
-                windows = check.windows(q.text, c.text, c.hit.text, title, at=c.start)
-                cands.append((_right(c, q), [w[:3] for w in windows]))
-            rows.append((q, cands))
-        measured[name] = rows
-    grid = []
-    steps = [x / 10 for x in range(0, 11)]
-    for policy, t, te, tl in itertools.product(("best", "next"), steps[3:], steps, steps):
-        if te > t or tl > t:
-            continue  # an entity or literal rule stricter than the term rule would never decide
-        trial = SupportCheck(t, te, tl)
-        per_set = {name: _net(rows, trial, policy) for name, rows in measured.items()}
-        grid.append({"support": policy, "min_coverage": t, "entity_coverage": te, "literal_coverage": tl,
-                     "objective": sum(per_set.values()) / len(per_set), "per_set": per_set})  # fmt: skip
-    off = {name: _net(rows, None, "off") for name, rows in measured.items()}
-    # Ties go to the stricter check (higher thresholds), then to abstaining over the next span.
-    best = max(grid, key=lambda g: (round(g["objective"], 9), g["min_coverage"], g["entity_coverage"],
-                                    g["literal_coverage"], g["support"] == "best"))  # fmt: skip
-    return {"best": best, "without_check": {"objective": sum(off.values()) / len(off), "per_set": off}, "grid": grid}
-
-
-def _net(rows: list, check: SupportCheck | None, policy: str) -> float:
-    """(correct - wrong) / n when the reader answers with the first candidate that passes ``check``."""
-    correct = wrong = 0
-    for q, cands in rows:
-        if policy == "off":
-            chosen = cands[0][0] if cands else None
-        elif policy == "best":
-            chosen = cands[0][0] if cands and _passes(cands[0], check) else None
-        else:
-            chosen = next((right for right, ws in cands if _passes((right, ws), check)), None)
-        if chosen is None:
-            correct += q.expected_abstain
-        else:
-            correct, wrong = correct + chosen, wrong + (not chosen)
-    return (correct - wrong) / max(len(rows), 1)
-
-
-def _passes(candidate: tuple[bool, list], check: SupportCheck | None) -> bool:
-    return check is None or any(check.decide(*w).supported for w in candidate[1])
+def calibrate(sets: dict[str, list[tuple[QAQuestion, Context]]]) -> dict[str, Any]:
+    """``calibrate_support`` on the sets' questions and contexts, as JSON (the grid best first)."""
+    examples = {name: [CalibrationExample(q.text, ctx, q.answers, q.gold_doc_ids) for q, ctx in items]
+                for name, items in sets.items()}  # fmt: skip
+    result = calibrate_support(examples)
+    best = {"support": result.support, **result.check.config(), "objective": result.objective,
+            "per_set": result.per_set}  # fmt: skip
+    return {"best": best, "without_check": result.without_check, "grid": result.grid}
 
 
 def main() -> None:
@@ -227,8 +179,7 @@ def main() -> None:
         all_setups = setups(args.bench, Path(work))
         items = {name: contexts(all_setups[name], indexes) for name in names}
     if args.calibrate:
-        result: dict[str, Any] = calibrate(items, ExtractiveReader())
-        result["grid"] = sorted(result["grid"], key=lambda g: -g["objective"])
+        result: dict[str, Any] = calibrate(items)
     else:
         before, after = ExtractiveReader(support="off"), ExtractiveReader()
         result = {name: {"before": evaluate(before, rows), "after": evaluate(after, rows),
