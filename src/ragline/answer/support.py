@@ -184,7 +184,7 @@ class SupportCheck:
     def windows(
         self, question: str, answer: str, passage: str, title: str = "", at: int | None = None
     ) -> list[tuple[float, float | None, float | None, str]]:
-        """(term coverage, entity share, literal share, text) of every window of ``passage`` that holds ``answer``."""
+        """(term coverage, entity share, literal share, text) of each window whose centre sentence holds ``answer``."""
         keys = self.keys(question)
         bounds = sentences(passage) or ([(0, len(passage))] if passage.strip() else [])
         if at is not None:
@@ -193,15 +193,12 @@ class SupportCheck:
             centres = list(range(len(bounds)))
         headings = [(m.start(), m.group()) for m in _HEADING.finditer(passage)]
         found = []
-        seen: set[tuple[int, int]] = set()
         for i in centres:
             lo, hi = max(0, i - self.neighbours), min(len(bounds), i + self.neighbours + 1)
-            if (lo, hi) in seen:
-                continue
-            seen.add((lo, hi))
+            centre = passage[bounds[i][0] : bounds[i][1]]
+            if not contains_answer_terms(answer, centre, self.analyzer, question):
+                continue  # the answer lies in the centre sentence; the question may sit beside it
             window = passage[bounds[lo][0] : bounds[hi - 1][1]]
-            if not contains_answer_terms(answer, window, self.analyzer, question):
-                continue
             # The headings above a window name what it is about, as the title does.
             label = " ".join([title, *(h for start, h in headings if start < bounds[lo][0])])
             found.append((*self._cover(keys, window, label), window))
