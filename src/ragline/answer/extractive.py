@@ -27,6 +27,10 @@ ACL 2017), with hand-set weights instead of learned ones:
 5. **Abstain** when the best score is below ``threshold``: the "no answer" decision of SQuAD 2.0
    readers (Rajpurkar et al. 2018). ``calibrate_threshold`` sets it on training data, the way the
    official SQuAD v2.0 script's ``find_best_thresh`` does for the no-answer probability.
+6. **Support** (``ragline.answer.support``): abstain, too, when the best span's sentence and its
+   neighbours do not carry the question (most of its content terms, or its literals): a span from a
+   sentence about something else is not an answer, however well it scored. ``calibrate_support``
+   sets the check's thresholds on calibration data; the citation's ``supported`` is the verdict.
 
 One question at a time it answers single-hop questions; a multi-hop question ("who leads the team
 that maintains SS-339?") needs one read per hop (Lecture 3, §5.5) and otherwise abstains or fails.
