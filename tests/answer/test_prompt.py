@@ -101,9 +101,10 @@ def test_an_uncited_reply_is_attributed_to_the_sources_that_contain_it() -> None
 
 
 def test_an_answer_that_restates_the_question_is_still_attributed() -> None:
-    ctx = build_context([Hit("meals#1", 2.0, 1, "Meals", "Itemised receipts are required above $25.")])
     question = "What is the receipt threshold in the meals policy?"
     reply = "The receipt threshold in the meals policy is $25."
-    assert answer_from_response(reply, ctx).citations == []  # "threshold", "policy" are not in the source
-    answer = answer_from_response(reply, ctx, question=question)
+    answering = Hit("meals#1", 2.0, 1, "Meals", "Meals policy: the receipt threshold is $25.")
+    elsewhere = Hit("parking#1", 1.0, 2, "Parking", "Parking at the depot costs $25 a day.")
+    answer = answer_from_response(reply, build_context([answering, elsewhere]), question=question)
+    # "$25" is in both sources; only the one whose sentence carries the question supports the answer.
     assert [(c.chunk_id, c.supported) for c in answer.citations] == [("meals#1", True)]

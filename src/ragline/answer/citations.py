@@ -4,12 +4,13 @@ Markers: ``[1]``, ``[1, 3]``, ``[1][3]``, ``[1-3]`` and ``[Source 2]``. A number
 reported in ``ParsedCitations.unknown``, never an error: a reader that cites ``[7]`` out of five
 sources has made a mistake worth counting, not one worth crashing on.
 
-Support is a lexical check, cheap and deterministic: a source supports an answer when the answer's
-terms occur in the source's terms, both normalized as SQuAD does (lowercase, no punctuation or
+Support means that the cited text answers *the question* with this answer (``ragline.answer.support``):
+the answer's terms lie in a sentence, or next to one, that carries most of the question's content
+terms or its entities and literals. Without a question only the lexical half can be checked: the
+answer's terms occur in the source, both normalized as SQuAD does (lowercase, no punctuation or
 articles; Rajpurkar et al. 2016) and then analyzed by the english analyzer (stopwords out, Snowball
-stems), so "submitted" supports "submit". Every term of a short answer (up to ``SHORT_ANSWER``
-terms) must occur; a longer, sentence-like answer needs ``SUPPORT_THRESHOLD`` of its distinct terms,
-and all of its numbers and codes, because a wrong number is exactly the error to catch.
+stems), so "submitted" supports "submit"; every term of a short answer must occur, a longer one needs
+most of its terms and all of its numbers and codes, because a wrong number is exactly the error to catch.
 
 Citation precision: the share of an answer's citations that support it. Citation recall: whether
 the answer cites at least one supporting source, when the context holds one. (ALCE, Gao et al. 2023,
@@ -23,12 +24,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from ragline.answer.context import Context, Source
-from ragline.eval.answers import normalize_answer
-from ragline.text.analyzer import Analyzer, get_analyzer
+from ragline.answer.support import SupportCheck, contains_answer_terms, default_check
+from ragline.text.analyzer import Analyzer
 from ragline.types import Answer, Citation
 
-SHORT_ANSWER = 4  # distinct terms; up to this many, all must be in the source
-SUPPORT_THRESHOLD = 0.8  # share of distinct terms a longer answer needs
 MAX_RANGE = 20  # "[1-3]" expands; "[1-1000]" is not a citation
 
 _MARKER = re.compile(
@@ -95,33 +94,20 @@ def parse_citations(text: str, context: Context) -> ParsedCitations:
 # --- support -------------------------------------------------------------------------------------
 
 
-def support_terms(text: str, analyzer: str | Analyzer = "english") -> list[str]:
-    """SQuAD-normalized, then analyzed terms; the normalized words when analysis leaves nothing."""
-    normalized = normalize_answer(text)
-    return get_analyzer(analyzer)(normalized) or normalized.split()
-
-
-def supports(answer: str, source_text: str, analyzer: str | Analyzer = "english", question: str = "") -> bool:
-    """Does ``source_text`` contain the terms of ``answer``? (see the module docstring for the rule)
-
-    Terms the ``question`` already has are not required: an LLM restates the question ("The receipt
-    threshold is $25"), and the evidence need not use the question's words.
-    """
-    wanted = set(support_terms(answer, analyzer)) - set(support_terms(question, analyzer) if question else ())
-    if not wanted:
-        return False
-    have = set(support_terms(source_text, analyzer)) | set(normalize_answer(source_text).split())
-    missing = wanted - have
-    if not missing:
-        return True
-    if len(wanted) <= SHORT_ANSWER or any(any(ch.isdigit() for ch in term) for term in missing):
-        return False
-    return 1 - len(missing) / len(wanted) >= SUPPORT_THRESHOLD
+def supports(
+    answer: str, source_text: str, analyzer: str | Analyzer = "english", question: str = "", title: str = ""
+) -> bool:
+    """Does ``source_text`` (titled ``title``) support ``answer``? With a ``question``: does it answer
+    that question with it (``ragline.answer.support``)? Without one: are the answer's terms in it?"""
+    if not question:
+        return contains_answer_terms(answer, source_text, analyzer)
+    check = default_check() if analyzer == "english" else SupportCheck(analyzer=analyzer)
+    return check(question, answer, source_text, title)
 
 
 def check_support(answer_text: str, citations: Sequence[Citation], question: str = "") -> list[Citation]:
-    """Copies of ``citations`` with ``supported`` set for ``answer_text`` (see ``supports``)."""
-    return [replace(c, supported=supports(answer_text, c.text, question=question)) for c in citations]
+    """Copies of ``citations`` with ``supported`` set for ``answer_text`` and ``question`` (see ``supports``)."""
+    return [replace(c, supported=supports(answer_text, c.text, question=question, title=c.title)) for c in citations]
 
 
 def citation_precision(answer: Answer) -> float | None:

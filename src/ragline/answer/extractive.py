@@ -27,6 +27,10 @@ ACL 2017), with hand-set weights instead of learned ones:
 5. **Abstain** when the best score is below ``threshold``: the "no answer" decision of SQuAD 2.0
    readers (Rajpurkar et al. 2018). ``calibrate_threshold`` sets it on training data, the way the
    official SQuAD v2.0 script's ``find_best_thresh`` does for the no-answer probability.
+6. **Support** (``ragline.answer.support``): abstain, too, when the best span's sentence and its
+   neighbours do not carry the question (most of its content terms, or its literals): a span from a
+   sentence about something else is not an answer, however well it scored. ``calibrate_support``
+   sets the check's thresholds on calibration data; the citation's ``supported`` is the verdict.
 
 One question at a time it answers single-hop questions; a multi-hop question ("who leads the team
 that maintains SS-339?") needs one read per hop (Lecture 3, §5.5) and otherwise abstains or fails.
@@ -35,8 +39,9 @@ that maintains SS-339?") needs one read per hop (Lecture 3, §5.5) and otherwise
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -49,18 +54,26 @@ from ragline.answer.spans import (
     ID,
     MONEY,
     NAME,
-    NAME_CONNECTORS,
-    NOT_NAMES,
     NUMBER,
     PERCENT,
     PHRASE,
     TIME,
-    TOKEN,
     YEAR,
     Span,
     candidate_spans,
     sentences,
 )
+from ragline.answer.support import (
+    LITERAL,
+    QUESTION_WORDS,
+    SupportCheck,
+    SupportVerdict,
+    default_check,
+    literal_key,
+    norm_phrase,
+    question_names,
+)
+from ragline.errors import ConfigError
 from ragline.eval.answers import exact_match, f1, normalize_answer
 from ragline.text.analyzer import Analyzer, get_analyzer
 from ragline.types import Answer, Citation, Hit
@@ -92,13 +105,6 @@ _TYPE_RULES: list[tuple[re.Pattern[str], dict[str, float]]] = [
 ]
 _DEFAULT_TYPES = {NAME: 0.9, PHRASE: 0.6, NUMBER: 0.5, MONEY: 0.5, DATE: 0.5, DURATION: 0.5, CODE: 0.5}
 
-# Words of the question that say what kind of answer it wants, or link its parts, not what it is about.
-_QUESTION_WORDS = (
-    "what which who whom whose when where why how much many long often quickly soon do does did i me my we our "
-    "us you your can could should would must will shall may might need get is are was were be been has have had "
-    "there someone anyone something still also just exactly please under above below over after before from per "
-    "up about within without between during until since through out"
-)
 # Nouns that name a kind of thing: an answer next to one of another kind is not what was asked for.
 _NOUN_CLASSES = {
     "org": "team crew group squad unit department division company firm vendor supplier desk committee board",
@@ -121,7 +127,6 @@ _INSTRUCTION = re.compile(
     re.IGNORECASE,
 )
 _WORD = re.compile(r"\w+")
-_LITERAL = re.compile(r"[\w][\w\-./:]*[\w]|\w")
 
 # Feature weights: what makes a sentence and a span in it likely to hold the answer.
 W_OVERLAP, W_PROXIMITY, W_ADJACENT, W_RANK = 0.6, 0.15, 0.1, 0.15
@@ -135,6 +140,7 @@ SUPERSEDED_FACTOR = 0.5  # a source whose metadata says it was superseded
 # seeds 1-3), BM25 top 5 over whole documents and over section chunks: the calibrated values were 0.46-0.50.
 DEFAULT_THRESHOLD = 0.47
 DEFAULT_TOP_K = 5
+SUPPORT_MODES = ("best", "next", "off")
 
 
 # --- question analysis -------------------------------------------------------------------------------
@@ -177,9 +183,9 @@ def analyze_question(question: str, stems: _Stems) -> QuestionInfo:
     """Expected types, content terms, literals, names, head noun and unit of ``question``."""
     lowered = question.lower()
     types = next((t for pattern, t in _TYPE_RULES if pattern.search(lowered)), _DEFAULT_TYPES)
-    ignore = stems.terms(_QUESTION_WORDS)
+    ignore = stems.terms(QUESTION_WORDS)
     terms = frozenset(t for t in stems.terms(question) if t not in ignore and len(t) > 1)
-    literals = tuple(dict.fromkeys(_key(t) for t in _LITERAL.findall(question) if any(c.isdigit() for c in t)))
+    literals = tuple(dict.fromkeys(literal_key(t) for t in LITERAL.findall(question) if any(c.isdigit() for c in t)))
     head_word = _head_noun(question)
     head = stems(head_word) if head_word else None
     classes: set[str] = set()
@@ -193,40 +199,12 @@ def analyze_question(question: str, stems: _Stems) -> QuestionInfo:
         types=dict(types),
         terms=terms,
         literals=literals,
-        names=_question_names(question),
+        names=question_names(question),
         head=head,
         classes=frozenset(classes),
         unit=stems(unit) if unit else None,
         words=frozenset(normalize_answer(question).split()),
     )
-
-
-def _key(token: str) -> str:
-    return re.sub(r"[^0-9a-z]", "", token.lower())
-
-
-def _norm_phrase(text: str) -> str:
-    return " ".join(re.sub(r"[^0-9a-z]+", " ", text.lower()).split())
-
-
-def _question_names(question: str) -> tuple[str, ...]:
-    """Capitalized word runs that do not start a sentence; all-caps acronyms (VPN, TV) are common nouns."""
-    names: list[str] = []
-    run: list[str] = []
-    tokens = [m.group() for m in TOKEN.finditer(question)]
-    for i, word in enumerate(tokens):
-        initial = i == 0 or tokens[i - 1] in {".", "?", "!", ":"}
-        titlecase = word[0].isupper() and any(c.islower() for c in word) and not any(c.isdigit() for c in word)
-        connector = bool(run) and word in NAME_CONNECTORS and i + 1 < len(tokens) and tokens[i + 1][0].isupper()
-        if (titlecase and not initial and word not in NOT_NAMES) or connector:
-            run.append(word)
-            continue
-        if run:
-            names.append(_norm_phrase(" ".join(run)))
-        run = []
-    if run:
-        names.append(_norm_phrase(" ".join(run)))
-    return tuple(dict.fromkeys(names))
 
 
 _WHAT_IS = re.compile(
@@ -307,11 +285,19 @@ class ExtractiveReader:
         top_k: int = DEFAULT_TOP_K,
         analyzer: str | Analyzer = "english",
         skip_instructions: bool = True,
+        support: str = "best",
+        support_check: SupportCheck | None = None,
     ) -> None:
         self.threshold = threshold
         self.top_k = top_k
         self.skip_instructions = skip_instructions
         self._stems = _Stems(get_analyzer(analyzer))
+        if support not in SUPPORT_MODES:
+            raise ConfigError(f"extractive reader: support={support!r}; choose one of {', '.join(SUPPORT_MODES)}")
+        self.support = support
+        if support_check is None:
+            support_check = default_check() if analyzer == "english" else SupportCheck(analyzer=analyzer)
+        self.support_check = support_check
 
     def config(self) -> dict[str, Any]:
         return {
@@ -320,10 +306,17 @@ class ExtractiveReader:
             "top_k": self.top_k,
             "analyzer": self._stems.analyzer.name,
             "skip_instructions": self.skip_instructions,
+            "support": self.support,
+            "support_check": self.support_check.config() if self.support != "off" else None,
         }
 
     def read(self, question: str, contexts: Context | Sequence[Hit]) -> Answer:
-        """The answer to ``question`` from the top ``top_k`` contexts (abstains below ``threshold``)."""
+        """The answer to ``question`` from the top ``top_k`` contexts.
+
+        Abstains below ``threshold``, and when the best span does not lie in a sentence that answers
+        the question (``ragline.answer.support``; ``support="next"``: then the best span above the
+        threshold that does is the answer; ``"off"``: no check, the reader as it was before the check).
+        """
         info = analyze_question(question, self._stems)
         chunks = self._chunks(contexts)
         allowed = [c for c in chunks if _passes_gate(info, c)]
@@ -338,17 +331,40 @@ class ExtractiveReader:
             else:
                 details["reason"] = "no candidate of the expected type"
             return Answer("", True, [], self.name, details)
-        # The span is a substring of the chunk, so the chunk supports it by construction.
-        citation = Citation(best.n, document_id(best.hit), best.hit.doc_id, best.hit.title, best.hit.text, True)
+        chosen, verdict = best, None
+        if self.support != "off":
+            chosen = None
+            for candidate in ranked:
+                if candidate.score < self.threshold:
+                    break
+                verdict = self._verdict(question, candidate)
+                if verdict.supported or self.support == "best":
+                    chosen = candidate if verdict.supported else None
+                    break
+            if chosen is None:
+                first = self._verdict(question, best)
+                details.update(reason="no span above the threshold lies in a sentence that answers the question",
+                               score=best.score, candidate=best.text, coverage=first.coverage)  # fmt: skip
+                return Answer("", True, [], self.name, details)
+            details.update(coverage=verdict.coverage, support=verdict.reason)  # type: ignore[union-attr]
+        # The span is a substring of the chunk; ``supported`` says whether its sentence answers the question.
+        citation = Citation(chosen.n, document_id(chosen.hit), chosen.hit.doc_id, chosen.hit.title, chosen.hit.text,
+                            verdict.supported if verdict is not None else True)  # fmt: skip
         details.update(
-            score=best.score,
-            sentence=best.sentence,
-            start=best.start,
-            end=best.end,
-            answer_types=list(best.types),
-            features=best.features,
+            score=chosen.score,
+            sentence=chosen.sentence,
+            start=chosen.start,
+            end=chosen.end,
+            answer_types=list(chosen.types),
+            features=chosen.features,
         )
-        return Answer(best.text, False, [citation], self.name, details)
+        return Answer(chosen.text, False, [citation], self.name, details)
+
+    def _verdict(self, question: str, candidate: Candidate) -> SupportVerdict:
+        """The support check of a candidate at its own place in its chunk (title and section as the title)."""
+        hit = candidate.hit
+        title = f"{hit.title} {hit.metadata.get('section', '')}".strip()
+        return self.support_check.check(question, candidate.text, hit.text, title, at=candidate.start)
 
     def best(self, question: str, contexts: Context | Sequence[Hit]) -> Candidate | None:
         """The highest-scoring candidate, whatever the threshold (the input of calibration)."""
@@ -372,9 +388,9 @@ class ExtractiveReader:
         for position, (n, hit) in enumerate(numbered[: self.top_k], start=1):
             label = f"{hit.title}\n{hit.metadata.get('section', '')}"
             whole = f"{label}\n{hit.text}"
-            keys = {_key(t) for t in _LITERAL.findall(whole)}
+            keys = {literal_key(t) for t in LITERAL.findall(whole)}
             title_terms = self._stems.terms(label)
-            normalized = f" {_norm_phrase(whole)} "
+            normalized = f" {norm_phrase(whole)} "
             chunks.append(_Chunk(n, position, hit, title_terms, self._stems.terms(hit.text), keys, normalized))
         return chunks
 
@@ -564,3 +580,86 @@ def _best_outcome(
     if example.gold_doc_ids:
         right = right and document_id(candidate.hit) in set(example.gold_doc_ids)
     return candidate.score, True, (right, f1(candidate.text, list(example.answers)))
+
+
+@dataclass(slots=True)
+class SupportCalibration:
+    """The chosen support check and policy, its objective per set, and the whole grid (best first)."""
+
+    support: str  # the reader's policy: "best" (abstain when the best span fails) or "next"
+    check: SupportCheck
+    objective: float  # mean over sets of (correct - wrong) / n
+    per_set: dict[str, float]
+    without_check: dict[str, float]  # the same objective for the reader without the check
+    grid: list[dict[str, Any]] = field(default_factory=list)
+
+
+_COVERAGE_STEPS = [x / 20 for x in range(21)]  # 0.05 apart: 3/4 and 4/5 of a question's terms are different cuts
+
+
+def calibrate_support(
+    sets: Mapping[str, Sequence[CalibrationExample]], reader: ExtractiveReader | None = None
+) -> SupportCalibration:
+    """The support thresholds and policy that maximize the mean over ``sets`` of (correct - wrong) / n.
+
+    Correct as in ``calibrate_threshold`` (right string from a gold document; abstaining on an
+    unanswerable question). Every candidate at or above the reader's threshold is measured once (the
+    coverage and entity and literal shares of its windows); each grid point then replays the reader's
+    choice. Each set weighs the same, whatever its size, so no corpus dominates. Ties go to the
+    stricter check, then to abstaining. Calibration data only: never the reported questions.
+    """
+    reader = reader or ExtractiveReader()
+    check = reader.support_check
+    measured: dict[str, list[tuple[bool, list[tuple[bool, list[tuple[float, float | None, float | None]]]]]]] = {}
+    for name, examples in sets.items():
+        rows = []
+        for example in examples:
+            candidates = []
+            for c in reader.candidates(example.question, example.contexts):
+                if c.score < reader.threshold:
+                    break
+                title = f"{c.hit.title} {c.hit.metadata.get('section', '')}".strip()
+                windows = check.windows(example.question, c.text, c.hit.text, title, at=c.start)
+                candidates.append((_is_right(c, example), [w[:3] for w in windows]))
+            rows.append((any(normalize_answer(a) for a in example.answers), candidates))
+        measured[name] = rows
+    grid = []
+    steps = _COVERAGE_STEPS
+    for policy, t, te, tl in itertools.product(("best", "next"), steps[6:], steps[::2], steps[::2]):
+        if te > t or tl > t:
+            continue  # an entity or literal rule stricter than the term rule would never decide
+        trial = SupportCheck(t, te, tl, check.neighbours, check.analyzer)
+        per_set = {name: _net(rows, trial, policy) for name, rows in measured.items()}
+        grid.append({"support": policy, "min_coverage": t, "entity_coverage": te, "literal_coverage": tl,
+                     "objective": sum(per_set.values()) / max(len(per_set), 1), "per_set": per_set})  # fmt: skip
+    grid.sort(key=lambda g: (round(g["objective"], 9), g["min_coverage"], g["entity_coverage"],
+                             g["literal_coverage"], g["support"] == "best"), reverse=True)  # fmt: skip
+    best = grid[0]
+    chosen = SupportCheck(best["min_coverage"], best["entity_coverage"], best["literal_coverage"],
+                          check.neighbours, check.analyzer)  # fmt: skip
+    off = {name: _net(rows, None, "off") for name, rows in measured.items()}
+    return SupportCalibration(best["support"], chosen, best["objective"], best["per_set"], off, grid)
+
+
+def _is_right(candidate: Candidate, example: CalibrationExample) -> bool:
+    """The right string from a gold document (an unanswerable question has no right answer)."""
+    if not any(normalize_answer(a) for a in example.answers):
+        return False
+    right = exact_match(candidate.text, list(example.answers)) == 1.0
+    return right and (not example.gold_doc_ids or document_id(candidate.hit) in set(example.gold_doc_ids))
+
+
+def _net(rows: list, check: SupportCheck | None, policy: str) -> float:
+    """(correct - wrong) / n when the reader answers as ``policy`` says with ``check`` (None: no check)."""
+    correct = wrong = 0
+    for answerable, candidates in rows:
+        passes = [check is None or any(check.decide(*w).supported for w in ws) for _, ws in candidates]
+        if policy == "next":
+            chosen = next((right for (right, _), ok in zip(candidates, passes) if ok), None)
+        else:
+            chosen = candidates[0][0] if candidates and passes[0] else None
+        if chosen is None:
+            correct += not answerable
+        else:
+            correct, wrong = correct + chosen, wrong + (not chosen)
+    return (correct - wrong) / max(len(rows), 1)

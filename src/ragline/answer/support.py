@@ -1,0 +1,250 @@
+"""Question-answering support: does a cited passage answer *this* question with this answer?
+
+Finding the answer's words in the cited text is not enough: "OSI Approved" occurs in a package's
+metadata, and "GNU" in its license text, whatever was asked. A passage supports an answer to a
+question when the answer lies in a sentence, or next to one (``neighbours`` sentences either side),
+that carries the question: most of its content terms, or its named entities and literals. That is
+the locality test of answer-sentence selection (the answer-bearing sentence shares the question's
+terms; Wang et al. 2007, Yao et al. 2013) and DrQA's exact-match feature (Chen et al. 2017), put as a
+check on a citation rather than a score. The passage's title, and the Markdown headings above a
+window, count as part of it: a Wikipedia paragraph rarely repeats its article's name, a package's
+metadata line never its package's, a report's sentence seldom its section's.
+
+- **Question content terms**: the question analyzed by the project's analyzer (stopwords out,
+  Snowball stems), minus the words that say what kind of answer is wanted ("what", "who", "how
+  many", auxiliaries: ``QUESTION_WORDS``).
+- **Entities and literals**: tokens with a digit ("E-4471", "3.11"), quoted strings and capitalized
+  names that do not start the question ("Grid Ops East", "Oksana").
+- **Rule**: supported when, in a window holding the answer, the question's content terms are
+  covered at least ``min_coverage``; or every literal of the question occurs and the terms are
+  covered at least ``literal_coverage``; or every entity (names, quoted strings, literals) occurs
+  and the terms are covered at least ``entity_coverage``. The thresholds were set by
+  ``benchmarks/qa_support.py --calibrate`` on calibration data only (BENCHMARKS.md, "Question-answering
+  support").
+
+The answer "lies in" a window when its terms do, by the lexical rule of ``contains_answer_terms``
+(all terms of a short answer; most terms and every number of a sentence-like one), so one rule
+serves span readers and LLM readers alike.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ragline.answer.spans import NAME_CONNECTORS, NOT_NAMES, TOKEN, sentences
+from ragline.eval.answers import normalize_answer
+from ragline.text.analyzer import Analyzer, get_analyzer
+
+SHORT_ANSWER = 4  # distinct terms; up to this many, all must be in the text
+ANSWER_TERM_SHARE = 0.8  # share of distinct terms a longer answer needs
+# Calibrated (benchmarks/qa_support.py --calibrate) on the Orrin training world, SQuAD articles 1-3,
+# HotpotQA questions 1-50 and the calibration half of the real-document set; never on reported data.
+MIN_COVERAGE = 0.8
+ENTITY_COVERAGE = 0.8  # calibrated equal to MIN_COVERAGE: names alone did not help on the calibration sets
+LITERAL_COVERAGE = 0.2
+NEIGHBOURS = 1
+
+# Words of a question that say what kind of answer it wants, or link its parts, not what it is about.
+QUESTION_WORDS = (
+    "what which who whom whose when where why how much many long often quickly soon do does did i me my we our "
+    "us you your can could should would must will shall may might need get is are was were be been has have had "
+    "there someone anyone something still also just exactly please under above below over after before from per "
+    "up about within without between during until since through out"
+)
+LITERAL = re.compile(r"[\w][\w\-./:]*[\w]|\w")
+_QUOTED = re.compile(r"[\"“”]([^\"“”]{2,80})[\"“”]|(?<!\w)'([^']{2,80})'(?!\w)")
+_HEADING = re.compile(r"^\s*#+\s*(.+)$", re.MULTILINE)
+
+
+def literal_key(token: str) -> str:
+    """A literal as a comparable key: "E-4471" -> "e4471"."""
+    return re.sub(r"[^0-9a-z]", "", token.lower())
+
+
+def norm_phrase(text: str) -> str:
+    """Lowercase words separated by single spaces: "Grid Ops-East" -> "grid ops east"."""
+    return " ".join(re.sub(r"[^0-9a-z]+", " ", text.lower()).split())
+
+
+def question_names(question: str) -> tuple[str, ...]:
+    """Capitalized word runs that do not start a sentence; all-caps acronyms (VPN, TV) are common nouns."""
+    names: list[str] = []
+    run: list[str] = []
+    tokens = [m.group() for m in TOKEN.finditer(question)]
+    for i, word in enumerate(tokens):
+        initial = i == 0 or tokens[i - 1] in {".", "?", "!", ":"}
+        titlecase = word[0].isupper() and any(c.islower() for c in word) and not any(c.isdigit() for c in word)
+        connector = bool(run) and word in NAME_CONNECTORS and i + 1 < len(tokens) and tokens[i + 1][0].isupper()
+        if (titlecase and not initial and word not in NOT_NAMES) or connector:
+            run.append(word)
+            continue
+        if run:
+            names.append(norm_phrase(" ".join(run)))
+        run = []
+    if run:
+        names.append(norm_phrase(" ".join(run)))
+    return tuple(dict.fromkeys(names))
+
+
+def support_terms(text: str, analyzer: str | Analyzer = "english") -> list[str]:
+    """SQuAD-normalized, then analyzed terms; the normalized words when analysis leaves nothing."""
+    normalized = normalize_answer(text)
+    return get_analyzer(analyzer)(normalized) or normalized.split()
+
+
+def contains_answer_terms(answer: str, text: str, analyzer: str | Analyzer = "english", question: str = "") -> bool:
+    """Do the terms of ``answer`` occur in ``text``? (lexical: says nothing about the question)
+
+    Every term of a short answer (up to ``SHORT_ANSWER`` distinct terms) must occur; a longer,
+    sentence-like answer needs ``ANSWER_TERM_SHARE`` of them and all of its numbers and codes. Terms
+    the ``question`` already has are not required: an LLM restates the question ("The receipt
+    threshold is $25"), and the evidence need not use the question's words.
+    """
+    wanted = set(support_terms(answer, analyzer)) - set(support_terms(question, analyzer) if question else ())
+    if not wanted:
+        return False
+    # Raw analysis too: SQuAD normalization glues "Jégou](https://..." into one token.
+    have = set(support_terms(text, analyzer)) | set(normalize_answer(text).split()) | set(get_analyzer(analyzer)(text))
+    missing = wanted - have
+    if not missing:
+        return True
+    if len(wanted) <= SHORT_ANSWER or any(any(ch.isdigit() for ch in term) for term in missing):
+        return False
+    return 1 - len(missing) / len(wanted) >= ANSWER_TERM_SHARE
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionKeys:
+    """What a supporting passage must carry of a question: its content terms, its entities and literals."""
+
+    terms: frozenset[str]
+    entities: tuple[str, ...]  # normalized names and quoted strings ("grid ops east"), literal keys ("e4471")
+    literals: tuple[str, ...]  # the literal keys alone: a code or a number is far more specific than a name
+
+
+@dataclass(frozen=True, slots=True)
+class SupportVerdict:
+    """The check's decision and why: the best window's term coverage and entity share, and its text."""
+
+    supported: bool
+    coverage: float  # share of the question's content terms in the best answer-bearing window (title included)
+    entities: float | None  # share of the question's entities there (None: the question names none)
+    literals: float | None  # share of its literals there (None: it has none)
+    window: str  # the sentences of that window ("" when no window holds the answer)
+    reason: str
+
+
+class SupportCheck:
+    """``check(question, answer, passage, title)``: a ``SupportVerdict`` (see the module docstring)."""
+
+    def __init__(
+        self,
+        min_coverage: float = MIN_COVERAGE,
+        entity_coverage: float = ENTITY_COVERAGE,
+        literal_coverage: float = LITERAL_COVERAGE,
+        neighbours: int = NEIGHBOURS,
+        analyzer: str | Analyzer = "english",
+    ) -> None:
+        self.min_coverage = min_coverage
+        self.entity_coverage = entity_coverage
+        self.literal_coverage = literal_coverage
+        self.neighbours = neighbours
+        self.analyzer = get_analyzer(analyzer)
+        self._ignore = set(self.analyzer(QUESTION_WORDS))
+
+    def config(self) -> dict[str, float | int | str]:
+        return {"min_coverage": self.min_coverage, "entity_coverage": self.entity_coverage,
+                "literal_coverage": self.literal_coverage,
+                "neighbours": self.neighbours, "analyzer": self.analyzer.name}  # fmt: skip
+
+    def keys(self, question: str) -> QuestionKeys:
+        """Content terms (stemmed, question words out) and entities of ``question``."""
+        terms = frozenset(t for t in self.analyzer(question) if t not in self._ignore and len(t) > 1)
+        literals = tuple(
+            dict.fromkeys(literal_key(t) for t in LITERAL.findall(question) if any(c.isdigit() for c in t))
+        )
+        quoted = [norm_phrase(a or b) for a, b in _QUOTED.findall(question)]
+        entities = tuple(dict.fromkeys(e for e in [*question_names(question), *quoted, *literals] if e))
+        return QuestionKeys(terms, entities, literals)
+
+    def check(self, question: str, answer: str, passage: str, title: str = "", at: int | None = None) -> SupportVerdict:
+        """Does ``passage`` (titled ``title``) answer ``question`` with ``answer``?
+
+        ``at``: the character offset of the answer in ``passage`` when the reader knows it (a span
+        reader does); then only the windows around that sentence count.
+        """
+        windows = self.windows(question, answer, passage, title, at)
+        if not windows:
+            keys = self.keys(question)
+            shares = (0.0 if keys.entities else None, 0.0 if keys.literals else None)
+            return SupportVerdict(False, 0.0, *shares, "", "the answer is not in the passage")
+        return max((self.decide(*w) for w in windows), key=lambda v: (v.supported, v.coverage))
+
+    def windows(
+        self, question: str, answer: str, passage: str, title: str = "", at: int | None = None
+    ) -> list[tuple[float, float | None, float | None, str]]:
+        """(term coverage, entity share, literal share, text) of each window whose centre sentence holds ``answer``."""
+        keys = self.keys(question)
+        bounds = sentences(passage) or ([(0, len(passage))] if passage.strip() else [])
+        if at is not None:
+            centres = [i for i, (a, b) in enumerate(bounds) if a <= at < b or (a <= at and i == len(bounds) - 1)]
+        else:
+            centres = list(range(len(bounds)))
+        headings = [(m.start(), m.group()) for m in _HEADING.finditer(passage)]
+        found = []
+        for i in centres:
+            lo, hi = max(0, i - self.neighbours), min(len(bounds), i + self.neighbours + 1)
+            centre = passage[bounds[i][0] : bounds[i][1]]
+            if not contains_answer_terms(answer, centre, self.analyzer, question):
+                continue  # the answer lies in the centre sentence; the question may sit beside it
+            window = passage[bounds[lo][0] : bounds[hi - 1][1]]
+            # The headings above a window name what it is about, as the title does.
+            label = " ".join([title, *(h for start, h in headings if start < bounds[lo][0])])
+            found.append((*self._cover(keys, window, label), window))
+        return found
+
+    def __call__(self, question: str, answer: str, passage: str, title: str = "", at: int | None = None) -> bool:
+        return self.check(question, answer, passage, title, at).supported
+
+    def decide(
+        self, coverage: float, entities: float | None, literals: float | None, window: str = ""
+    ) -> SupportVerdict:
+        """The verdict on one window from its term coverage and its entity and literal shares."""
+        if coverage >= self.min_coverage:
+            reason = "the answer's sentence carries the question"
+        elif literals == 1.0 and coverage >= self.literal_coverage:
+            reason = "the answer's sentence has the question's literals"
+        elif entities == 1.0 and coverage >= self.entity_coverage:
+            reason = "the answer's sentence names the question's entities"
+        else:
+            return SupportVerdict(False, coverage, entities, literals, window, "the answer's sentence does not "
+                                  "carry the question")  # fmt: skip
+        return SupportVerdict(True, coverage, entities, literals, window, reason)
+
+    def _cover(self, keys: QuestionKeys, window: str, label: str) -> tuple[float, float | None, float | None]:
+        have = set(self.analyzer(window)) | set(self.analyzer(label))
+        coverage = len(keys.terms & have) / len(keys.terms) if keys.terms else 0.0
+        if not keys.entities:
+            return coverage, None, None
+        text = f" {norm_phrase(window)} {norm_phrase(label)} "
+        keyed = {literal_key(t) for t in LITERAL.findall(f"{window} {label}")}
+        entities = sum(f" {e} " in text or e in keyed for e in keys.entities) / len(keys.entities)
+        literals = sum(e in keyed for e in keys.literals) / len(keys.literals) if keys.literals else None
+        return coverage, entities, literals
+
+
+_DEFAULT: SupportCheck | None = None
+
+
+def default_check() -> SupportCheck:
+    """The shared check with the calibrated thresholds (built once: the analyzer caches its stems)."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = SupportCheck()
+    return _DEFAULT
+
+
+def answers_question(question: str, answer: str, passage: str, title: str = "", at: int | None = None) -> bool:
+    """``default_check()(question, answer, passage, title, at)``: the passage answers this question."""
+    return default_check()(question, answer, passage, title, at)

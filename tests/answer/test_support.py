@@ -1,0 +1,104 @@
+"""The question-answering support check: the cited sentence must answer this question, not just hold the words."""
+
+from __future__ import annotations
+
+from ragline.answer.citations import check_support, supports
+from ragline.answer.extractive import CalibrationExample, ExtractiveReader, calibrate_support
+from ragline.answer.support import SupportCheck, default_check
+from ragline.types import Citation, Hit
+
+# Package metadata as pip writes it: the words of a wrong answer are everywhere in it.
+METADATA = (
+    "Name: gridkit\n"
+    "Summary: Tools for reading substation telemetry\n"
+    "Classifier: License :: OSI Approved :: MIT License\n"
+    "Classifier: Operating System :: OS Independent\n"
+    "Classifier: Programming Language :: Python :: 3\n"
+    "Classifier: Topic :: Internet :: WWW/HTTP\n"
+    "Requires-Python: >=3.10\n"
+    "Maintainer: Oksana Hall\n"
+    "Maintainer-email: oksana@example.org\n"
+)
+INCIDENT = (
+    "# Incident Report E-4417: Billing outage\n\n## Summary\n\n"
+    "On 3 March 2025, the billing portal returned error E-4417 to users for 62 minutes.\n\n"
+    "## Root cause\n\nThe root cause was an expired TLS certificate on host mq-38."
+)
+
+
+def test_the_answer_words_in_a_sentence_about_something_else_are_no_support() -> None:
+    # The issue's failure: "OSI Approved" occurs in the cited text, but its line is about the license.
+    question = "Who maintains gridkit?"
+    assert not supports("OSI Approved", METADATA, question=question, title="gridkit 1.0")
+    assert not supports("HTTP", METADATA, question=question, title="gridkit 1.0")
+    # Without the question, only the lexical half can be checked: the words are there.
+    assert supports("OSI Approved", METADATA)
+
+
+def test_the_sentence_that_answers_the_question_is_support() -> None:
+    check = default_check()
+    verdict = check.check("Who maintains gridkit?", "Oksana Hall", METADATA, "gridkit 1.0")
+    assert verdict.supported and verdict.coverage == 1.0 and "Maintainer: Oksana Hall" in verdict.window
+
+
+def test_a_neighbouring_sentence_may_carry_the_question() -> None:
+    passage = "The depot runs two shifts.\nIts shift lead is Ravi Whitcombe.\nParking is free."
+    assert default_check()("Who leads the shifts at the depot?", "Ravi Whitcombe", passage)
+    far = "The depot runs two shifts.\nParking is free.\nVisitors sign in.\nThe canteen opens at 7.\nRavi Whitcombe."
+    assert not default_check()("Who leads the shifts at the depot?", "Ravi Whitcombe", far)
+
+
+def test_literals_of_the_question_must_be_there() -> None:
+    # "E-4417" and "E-4471": the same words, another incident.
+    assert supports("expired TLS certificate", INCIDENT, question="What caused error E-4417?")
+    assert not supports("expired TLS certificate", INCIDENT, question="What caused error E-4471?")
+
+
+def test_the_offset_of_a_span_decides_which_sentence_counts() -> None:
+    passage = "The meals cap is $25 a day.\nVisitors sign in.\nThe canteen opens at 7.\nParking costs $25."
+    question = "What is the meals cap?"
+    check = SupportCheck()
+    assert check(question, "$25", passage, at=passage.index("$25"))
+    assert not check(question, "$25", passage, at=passage.rindex("$25"))  # the span the reader took is on parking
+
+
+def test_check_support_marks_each_citation_for_the_question() -> None:
+    cited = [Citation(1, "gridkit", "gridkit#1", "gridkit 1.0", METADATA)]
+    assert [c.supported for c in check_support("OSI Approved", cited, "Who maintains gridkit?")] == [False]
+    assert [c.supported for c in check_support("Oksana Hall", cited, "Who maintains gridkit?")] == [True]
+
+
+def test_the_extractive_reader_abstains_when_its_span_does_not_answer() -> None:
+    hits = [Hit("gridkit", 1.0, 1, "gridkit 1.0", METADATA, {"doc_id": "gridkit"})]
+    question = "Under which license is gridkit distributed?"  # "OSI Approved" sits on the license line
+    unchecked = ExtractiveReader(support="off").read(question, hits)
+    checked = ExtractiveReader().read(question, hits)
+    assert not unchecked.abstained and unchecked.citations[0].supported  # the old reader: a span, "supported"
+    assert checked.abstained and "answers the question" in checked.details["reason"]
+    answered = ExtractiveReader().read("Who maintains gridkit?", hits)
+    assert answered.text == "Oksana Hall" and answered.citations[0].supported
+
+
+def test_support_calibration_is_reproducible_and_separates_right_from_wrong() -> None:
+    # Two right answers whose sentences carry the whole question, one wrong answer ("OSI Approved") whose
+    # sentence carries two thirds of it: any cut above 2/3 is best; ties go to the strictest.
+    hit = Hit("gridkit", 1.0, 1, "gridkit 1.0", METADATA, {"doc_id": "gridkit"})
+    examples = {
+        "metadata": [
+            CalibrationExample("Who maintains gridkit?", [hit], ["Oksana Hall"], ["gridkit"]),
+            CalibrationExample("Under which license is gridkit distributed?", [hit], ["MIT License"], ["gridkit"]),
+        ],
+        "incident": [
+            CalibrationExample(
+                "What caused error E-4417?",
+                [Hit("e4417", 1.0, 1, "", INCIDENT, {"doc_id": "e4417"})],
+                ["expired TLS certificate"],
+                ["e4417"],
+            )
+        ],
+    }
+    first, second = calibrate_support(examples), calibrate_support(examples)
+    assert first.check.config() == second.check.config() and first.grid == second.grid
+    assert first.per_set == {"metadata": 0.5, "incident": 1.0} and first.objective == 0.75
+    assert first.without_check == {"metadata": 0.0, "incident": 1.0}  # without the check: one right, one wrong
+    assert first.check.min_coverage == 1.0 and first.support == "best"

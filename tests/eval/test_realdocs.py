@@ -1,0 +1,57 @@
+"""The real-document QA set: built from the pinned packages' METADATA, checked by SHA-256, read by ``ragline eval``."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from ragline.errors import InputError
+from ragline.eval.answers import contains_answer
+from ragline.eval.datasets import load_dataset
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import realdocs  # noqa: E402
+
+INSTALLED = all((realdocs.site_packages() / folder / "METADATA").is_file() for folder, _ in realdocs.SOURCES.values())
+needs_venv = pytest.mark.skipif(not INSTALLED, reason="the pinned packages are not installed here (make setup)")
+
+
+@needs_venv
+def test_the_set_is_a_dataset_whose_gold_documents_hold_the_answers(tmp_path: Path) -> None:
+    dataset = load_dataset(realdocs.build(tmp_path / "realdocs"))
+    assert len(dataset.corpus) == len(realdocs.SOURCES) and len(dataset.questions) == len(realdocs.load_questions())
+    texts = {d.id: d.text for d in dataset.corpus}
+    unanswerable = 0
+    for q in dataset.questions:
+        if not q["answers"]:
+            unanswerable += 1
+            continue
+        for doc_id in q["supporting_ids"]:
+            assert contains_answer(texts[doc_id], q["answers"]), (q["id"], q["answers"])
+    assert unanswerable >= 5
+
+
+def test_the_halves_split_the_questions() -> None:
+    calibration, report = realdocs.load_questions("calibration"), realdocs.load_questions("report")
+    assert {q["id"] for q in calibration}.isdisjoint(q["id"] for q in report)
+    assert len(calibration) + len(report) == len(realdocs.load_questions()) and abs(len(calibration) - len(report)) <= 2
+    with pytest.raises(InputError, match="unknown split"):
+        realdocs.load_questions("test")
+
+
+@needs_venv
+def test_a_changed_package_version_is_reported(tmp_path: Path) -> None:
+    root = tmp_path / "site-packages"
+    for folder, _ in realdocs.SOURCES.values():
+        shutil.copytree(realdocs.site_packages() / folder, root / folder, ignore=lambda *_: ["RECORD"])
+    folder = realdocs.SOURCES["httpx"][0]
+    (root / folder / "METADATA").write_text("Name: httpx\nVersion: 9.9.9\n", encoding="utf-8")
+    with pytest.raises(InputError, match="SHA-256 .* differs") as error:
+        realdocs.build(tmp_path / "out", root=root)
+    assert folder in str(error.value)
+    shutil.rmtree(root / folder)
+    with pytest.raises(InputError, match="make setup"):
+        realdocs.build(tmp_path / "out", root=root)
