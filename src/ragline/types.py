@@ -62,7 +62,7 @@ class Citation:
     chunk_id: str
     title: str = ""
     text: str = ""
-    supported: bool | None = None  # does the cited text support the answer? None: not checked
+    supported: bool | None = None  # does the cited text answer the question with this answer? (answer/support.py)
     judged: bool | None = None  # an LLM judge's verdict on the same question (answer/judge.py); None: not asked
 
     def to_dict(self) -> dict[str, Any]:

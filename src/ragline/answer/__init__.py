@@ -26,6 +26,8 @@ from ragline.answer.extractive import (
     Calibration,
     CalibrationExample,
     ExtractiveReader,
+    SupportCalibration,
+    calibrate_support,
     calibrate_threshold,
 )
 from ragline.answer.judge import SupportJudge, judge_messages, parse_verdict
@@ -36,6 +38,7 @@ from ragline.answer.prompt import (
     build_messages,
     is_abstention,
 )
+from ragline.answer.support import SupportCheck, SupportVerdict, answers_question
 
 __all__ = [
     "ABSTAIN_TEXT",
@@ -48,11 +51,16 @@ __all__ = [
     "ExtractiveReader",
     "ParsedCitations",
     "Source",
+    "SupportCalibration",
+    "SupportCheck",
     "SupportJudge",
+    "SupportVerdict",
+    "answers_question",
     "answer_from_response",
     "approx_tokens",
     "build_context",
     "build_messages",
+    "calibrate_support",
     "calibrate_threshold",
     "check_support",
     "citation_precision",

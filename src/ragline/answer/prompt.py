@@ -78,7 +78,7 @@ def answer_from_response(reply: str, context: Context, reader: str = "llm", ques
     if not citations:
         # Small models often answer without markers. Attach the sources that contain the answer, and
         # say so: these citations are ragline's attribution, checked mechanically, not the model's.
-        found = [s for s in context.sources if supports(text, s.text, question=question)]
+        found = [s for s in context.sources if supports(text, s.text, question=question, title=s.hit.title)]
         citations = [replace(citation_for(s), supported=True) for s in found]
         details["attributed"] = bool(citations)
     return Answer(text, False, citations, reader, details)

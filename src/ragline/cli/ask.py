@@ -144,7 +144,8 @@ def add_parser(sub: Any) -> None:
         "--reader",
         default="llm",
         metavar="SPEC",
-        help="llm[:model=local:qwen2.5-coder-0.5b,max_tokens=128] (default) or extractive[:threshold=0.47]",
+        help="llm[:model=local:qwen2.5-coder-0.5b,max_tokens=128] (default) or "
+        "extractive[:threshold=0.47,support=best|next|off]",
     )
     p.add_argument(
         "--retriever", metavar="SPEC", help="bm25, dense or hybrid (default: hybrid when the index has embeddings)"

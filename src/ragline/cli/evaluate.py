@@ -171,7 +171,11 @@ def add_parser(sub: Any) -> None:
     g = p.add_argument_group(
         "answer evaluation (needs questions.jsonl): retrieve with the first --retriever, read, grade"
     )
-    g.add_argument("--reader", metavar="SPEC", help="extractive[:threshold=..] or llm[:model=...,max_tokens=..]")
+    g.add_argument(
+        "--reader",
+        metavar="SPEC",
+        help="extractive[:threshold=..,support=best|next|off] or llm[:model=...,max_tokens=..]",
+    )
     g.add_argument("-k", type=positive_int, default=5, help="sources given to the reader (5)")
     g.add_argument("--order", choices=("rank", "ends", "reverse"), default="rank", help="source order (rank)")
     g.add_argument("--sample", type=positive_int, help="N answerable + N unanswerable questions (default: all)")
