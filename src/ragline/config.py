@@ -31,7 +31,6 @@ from ragline.errors import ConfigError
 
 SCHEMA = 1
 Spec = str | dict[str, Any]  # "bm25:k1=1.2" or {"name": "bm25", "k1": 1.2}
-_PIPELINES_PACKAGE = "ragline.pipelines"
 
 
 @dataclass(frozen=True)
@@ -165,8 +164,7 @@ def _stage(kind: type, values: Any, where: str) -> Any:
 # -- loading -------------------------------------------------------------------------------------------
 def pipeline_names() -> list[str]:
     """The named pipelines that ship with ragline (``pipelines/*.toml``)."""
-    return sorted(p.name[: -len(".toml")] for p in resources.files(_PIPELINES_PACKAGE).iterdir()
-                  if p.name.endswith(".toml"))  # fmt: skip
+    return sorted(p.name[: -len(".toml")] for p in _shipped().iterdir() if p.name.endswith(".toml"))
 
 
 def load_config(source: str | Path) -> PipelineConfig:
@@ -177,10 +175,15 @@ def load_config(source: str | Path) -> PipelineConfig:
     name = str(source)
     if path.suffix or "/" in name:
         raise ConfigError(f"no pipeline config file {name}")
-    shipped = resources.files(_PIPELINES_PACKAGE) / f"{name}.toml"
+    shipped = _shipped() / f"{name}.toml"
     if not shipped.is_file():
         raise ConfigError(f"no pipeline config {name!r}: not a file, nor one of {', '.join(pipeline_names())}")
     return PipelineConfig.from_dict(_read(shipped.read_bytes(), ".toml", name), f"pipeline {name!r}")
+
+
+def _shipped() -> Any:
+    """The folder of named pipelines inside the package (a link to the repository's ``pipelines/``)."""
+    return resources.files("ragline") / "pipelines"
 
 
 def _read(data: bytes, suffix: str, where: str) -> Any:
