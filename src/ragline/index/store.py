@@ -8,9 +8,11 @@ Layout of an index directory::
     deletes/<name>.<gen>.npy    rows of a segment deleted as of commit <gen>
 
 A commit writes new files first and swaps ``manifest.json`` last (write temp, fsync, rename), so a
-crash at any point leaves the previous commit intact; files no manifest names are removed by the next
-writer. Collection statistics (N, df, average length) are summed over live rows of all segments at
-open and after each commit, so scores always equal those of a fresh build of the live documents.
+crash at any point leaves the previous commit intact; then it removes the files the new manifest does
+not name. A reader loads everything at open, and when a commit removed files of the commit it was
+loading (the manifest moved on), it loads the newer commit. Collection statistics (N, df, average
+length) are summed over live rows of all segments at open and after each commit, so scores always
+equal those of a fresh build of the live documents.
 """
 
 from __future__ import annotations
