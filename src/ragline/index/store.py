@@ -124,9 +124,10 @@ def _read_manifest(path: Path) -> dict[str, Any]:
 def _folder_bytes(folder: Path) -> int:
     """Bytes of the files under ``folder``; a file a writer removes meanwhile counts as gone."""
     total = 0
-    for file in folder.rglob("*"):
-        with contextlib.suppress(FileNotFoundError):
-            total += file.stat().st_size if file.is_file() else 0
+    for root, _, files in os.walk(folder):  # os.walk skips a folder removed before it is listed
+        for name in files:
+            with contextlib.suppress(FileNotFoundError):
+                total += os.stat(os.path.join(root, name)).st_size
     return total
 
 
