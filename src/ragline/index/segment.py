@@ -182,6 +182,7 @@ class Segment:
 
     @classmethod
     def load(cls, folder: Path, fields: dict[str, float], files: dict[str, int], vector_index: str = "hnsw") -> Segment:
+        """Read a written segment; every file is read or mapped here, so none is opened after this returns."""
         for name, size in files.items():
             path = folder / name
             if not path.is_file() or path.stat().st_size != size:
@@ -189,6 +190,15 @@ class Segment:
                     f"segment file {path} is missing or has the wrong size (expected {size} bytes); "
                     "restore the index from a backup or rebuild it"
                 )
+        try:
+            return cls._read(folder, fields, files, vector_index)
+        except FileNotFoundError as error:  # removed after the check above (a commit collected it)
+            raise CorruptIndexError(
+                f"segment file {error.filename} is missing; restore the index from a backup or rebuild it"
+            ) from None
+
+    @classmethod
+    def _read(cls, folder: Path, fields: dict[str, float], files: dict[str, int], vector_index: str) -> Segment:
         catalog = json.loads((folder / "catalog.json").read_text("utf-8"))
         postings = {f: FieldPostings.load(folder, f) for f in fields}
         segment = cls(folder.name, catalog["ids"], catalog["hashes"], catalog["sources"], postings, folder=folder)

@@ -8,13 +8,16 @@ Layout of an index directory::
     deletes/<name>.<gen>.npy    rows of a segment deleted as of commit <gen>
 
 A commit writes new files first and swaps ``manifest.json`` last (write temp, fsync, rename), so a
-crash at any point leaves the previous commit intact; files no manifest names are removed by the next
-writer. Collection statistics (N, df, average length) are summed over live rows of all segments at
-open and after each commit, so scores always equal those of a fresh build of the live documents.
+crash at any point leaves the previous commit intact; then it removes the files the new manifest does
+not name. A reader loads everything at open, and when a commit removed files of the commit it was
+loading (the manifest moved on), it loads the newer commit. Collection statistics (N, df, average
+length) are summed over live rows of all segments at open and after each commit, so scores always
+equal those of a fresh build of the live documents.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -30,7 +33,14 @@ from typing import Any
 import numpy as np
 
 from ragline import __version__
-from ragline.errors import ConfigError, CorruptIndexError, IndexLockedError, IndexMismatchError, IndexNotFoundError
+from ragline.errors import (
+    ConfigError,
+    CorruptIndexError,
+    IndexDirectoryError,
+    IndexLockedError,
+    IndexMismatchError,
+    IndexNotFoundError,
+)
 from ragline.index.bm25 import BM25Params, absent_weight, idf, tf_weight
 from ragline.index.filters import FilterLike, parse_filter
 from ragline.index.kernels import accumulate, select_from_allowed_rows, select_from_postings, select_from_rows
@@ -43,6 +53,7 @@ FORMAT = 2  # 2: the english analyzer indexes CJK text (its stamp changed)
 MANIFEST = "manifest.json"
 _NO_MASK = np.zeros(0, dtype=np.bool_)
 _KEPT_VECTOR_MASKS = 32  # (segment, filter) masks of live, allowed rows kept for vector search
+_LOAD_ATTEMPTS = 20  # commits a reader follows while loading before it gives up (each one is a writer's commit)
 
 
 @dataclass(frozen=True)
@@ -124,6 +135,40 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
+def _read_manifest(path: Path) -> dict[str, Any]:
+    """The manifest of the index at ``path`` (it is replaced atomically, so one read sees one commit)."""
+    if not (path / MANIFEST).is_file():
+        raise IndexNotFoundError(str(path))
+    try:
+        manifest = json.loads((path / MANIFEST).read_text("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise CorruptIndexError(f"{path / MANIFEST} is not valid JSON ({error}); restore it from a backup") from None
+    if not isinstance(manifest, dict):
+        raise CorruptIndexError(f"{path / MANIFEST} is not an index manifest (a JSON object); restore it from a backup")
+    found = manifest.get("format")
+    if found != FORMAT:
+        # An index of another format is refused, never read with today's analyzer or layout.
+        rebuild = f"delete {path} and rebuild it with `ragline index SOURCE --index {path}`"
+        if isinstance(found, int) and not isinstance(found, bool) and found < FORMAT:
+            problem, advice = f"was built by an older ragline (format {found}", rebuild
+        elif isinstance(found, int) and not isinstance(found, bool):
+            problem, advice = f"was built by a newer ragline (format {found}", f"upgrade ragline, or {rebuild}"
+        else:
+            problem, advice = f"has no valid format number ({found!r}", rebuild
+        raise IndexMismatchError(f"index {path} {problem}; this ragline reads format {FORMAT}): {advice}")
+    return manifest
+
+
+def _folder_bytes(folder: Path) -> int:
+    """Bytes of the files under ``folder``; a file a writer removes meanwhile counts as gone."""
+    total = 0
+    for root, _, files in os.walk(folder):  # os.walk skips a folder removed before it is listed
+        for name in files:
+            with contextlib.suppress(FileNotFoundError):
+                total += os.stat(os.path.join(root, name)).st_size
+    return total
+
+
 def _fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -180,29 +225,7 @@ class Index:
     def open(cls, path: str | Path, analyzer: str | Analyzer | None = None) -> Index:
         """Open the last commit at ``path``. Passing an analyzer checks it matches the index's."""
         path = Path(path)
-        if not (path / MANIFEST).is_file():
-            raise IndexNotFoundError(str(path))
-        try:
-            manifest = json.loads((path / MANIFEST).read_text("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise CorruptIndexError(
-                f"{path / MANIFEST} is not valid JSON ({error}); restore it from a backup"
-            ) from None
-        if not isinstance(manifest, dict):
-            raise CorruptIndexError(
-                f"{path / MANIFEST} is not an index manifest (a JSON object); restore it from a backup"
-            )
-        found = manifest.get("format")
-        if found != FORMAT:
-            # An index of another format is refused, never read with today's analyzer or layout.
-            rebuild = f"delete {path} and rebuild it with `ragline index SOURCE --index {path}`"
-            if isinstance(found, int) and not isinstance(found, bool) and found < FORMAT:
-                problem, advice = f"was built by an older ragline (format {found}", rebuild
-            elif isinstance(found, int) and not isinstance(found, bool):
-                problem, advice = f"was built by a newer ragline (format {found}", f"upgrade ragline, or {rebuild}"
-            else:
-                problem, advice = f"has no valid format number ({found!r}", rebuild
-            raise IndexMismatchError(f"index {path} {problem}; this ragline reads format {FORMAT}): {advice}")
+        manifest = _read_manifest(path)
         settings = IndexSettings.from_dict(manifest["settings"])
         if analyzer is not None and get_analyzer(analyzer) != settings.analyzer:
             raise IndexMismatchError(
@@ -211,7 +234,7 @@ class Index:
                 "query it with the analyzer it was built with, or rebuild it"
             )
         index = cls(path, settings, manifest)
-        index._load_segments()
+        index._adopt(*index._load_commit(manifest))
         return index
 
     @classmethod
@@ -226,32 +249,78 @@ class Index:
             return index
         return cls.create(path, settings)
 
-    def _load_segments(self) -> None:
+    def _load_commit(self, manifest: dict[str, Any]) -> tuple[dict[str, Any], list[Segment], list[np.ndarray]]:
+        """The segments and delete sets of ``manifest``'s commit, or of a newer one if a writer moved on.
+
+        A writer removes the files of older commits only after it has swapped in a newer manifest. So a
+        named file that is missing or short while ``manifest.json`` still says the same is corruption; when
+        the manifest changed meanwhile, a commit removed it, and the newer commit is loaded instead.
+        Segments never change, so those already loaded (here or by an earlier attempt) are reused.
+        """
         assert self.path is not None
-        self.segments, self.deleted = [], []
-        for entry in self.manifest["segments"]:
-            segment = Segment.load(
-                self.path / "segments" / entry["name"], self.settings.fields, entry["files"], self.settings.vector_index
-            )
-            deleted = np.zeros(len(segment), dtype=bool)
+        loaded = {seg.name: seg for seg in self.segments}
+        for _ in range(_LOAD_ATTEMPTS):
+            try:
+                return (manifest, *self._load_segments(manifest, loaded))
+            except CorruptIndexError:
+                newer = _read_manifest(self.path)
+                if newer == manifest:
+                    raise
+                if newer["settings"] != manifest["settings"]:
+                    raise IndexMismatchError(
+                        f"index {self.path} was replaced by one with other settings while it was being opened; "
+                        "open it again"
+                    ) from None
+                manifest = newer
+        raise IndexDirectoryError(
+            f"index {self.path} got {_LOAD_ATTEMPTS} new commits while one was being loaded; "
+            "open it again when the writer commits less often"
+        )
+
+    def _load_segments(
+        self, manifest: dict[str, Any], loaded: dict[str, Segment]
+    ) -> tuple[list[Segment], list[np.ndarray]]:
+        """Load what ``manifest`` names (``loaded`` supplies and collects segments by name)."""
+        assert self.path is not None
+        segments, deleted = [], []
+        for entry in manifest["segments"]:
+            segment = loaded.get(entry["name"])
+            if segment is None:
+                segment = loaded[entry["name"]] = Segment.load(
+                    self.path / "segments" / entry["name"],
+                    self.settings.fields,
+                    entry["files"],
+                    self.settings.vector_index,
+                )
+            dead = np.zeros(len(segment), dtype=bool)
             if entry.get("deletes"):
                 file = self.path / "deletes" / entry["deletes"]
-                if not file.is_file():
-                    raise CorruptIndexError(f"delete set {file} named by the manifest is missing")
-                deleted[np.load(file)] = True
-            self.segments.append(segment)
-            self.deleted.append(deleted)
+                try:
+                    dead[np.load(file)] = True
+                except FileNotFoundError:
+                    raise CorruptIndexError(
+                        f"delete set {file} named by the manifest is missing; restore the index from a backup"
+                    ) from None
+            segments.append(segment)
+            deleted.append(dead)
+        return segments, deleted
+
+    def _adopt(self, manifest: dict[str, Any], segments: list[Segment], deleted: list[np.ndarray]) -> None:
+        """Make a loaded or published commit this handle's state (all parts together, then caches reset)."""
+        self.manifest, self.segments, self.deleted = manifest, segments, deleted
         self._invalidate()
 
     def refresh(self) -> bool:
-        """Load a newer commit made by another writer, if any; True when something changed."""
+        """Load a newer commit made by another writer, if any; True when something changed.
+
+        If loading fails, this handle keeps serving the commit it had.
+        """
         if self.path is None or not (self.path / MANIFEST).is_file():
             return False
-        manifest = json.loads((self.path / MANIFEST).read_text("utf-8"))
+        manifest = _read_manifest(self.path)
         if manifest["generation"] == self.generation:
             return False
-        self.manifest = manifest
-        self._load_segments()
+        self._adopt(*self._load_commit(manifest))
         return True
 
     # -- locking ----------------------------------------------------------------------------------
@@ -317,7 +386,7 @@ class Index:
                 yield seg.document(int(row))
 
     def info(self) -> dict[str, Any]:
-        size = sum(f.stat().st_size for f in self.path.rglob("*") if f.is_file()) if self.path else 0
+        size = _folder_bytes(self.path) if self.path else 0
         return {
             "path": str(self.path) if self.path else None,
             "documents": len(self),
@@ -730,8 +799,7 @@ class Index:
         manifest["segments"] = entries
         if self.path is not None:
             self._write_manifest(manifest)
-        self.manifest, self.segments, self.deleted = manifest, segments, deleted
-        self._invalidate()
+        self._adopt(manifest, segments, deleted)
         if self.path is not None:
             self._collect_garbage()
 
