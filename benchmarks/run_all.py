@@ -129,6 +129,9 @@ PLAN: dict[str, tuple[str, str | None]] = {
         "--sample 200 --seed 0 --output json",
         SAME_NAME,
     ),
+    "qa_support_calibration": ("python benchmarks/qa_support.py --calibrate --output json", SAME_NAME),
+    "qa_support": ("python benchmarks/qa_support.py --output json", SAME_NAME),
+    "concurrent_readers": ("python benchmarks/concurrent_readers.py --time-cap 540", SAME_NAME),
 }
 
 
