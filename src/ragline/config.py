@@ -43,9 +43,26 @@ class IngestStage:
 class IndexStage:
     analyzer: str = "english"
     fields: dict[str, float] = field(default_factory=lambda: {"body": 1.0})
-    embedder: str | None = "minilm"  # None: BM25 only
+    embedder: str = "minilm"  # "none": BM25 only
     vector_index: str = "hnsw"
     bm25: dict[str, Any] = field(default_factory=dict)  # BM25Params overrides (variant, k1, b, ...)
+
+    def settings(self, ingest: IngestStage | None = None, embed: bool = True) -> Any:
+        """The ``IndexSettings`` of this stage (``embed=False``: no vectors, whatever the embedder)."""
+        from ragline.index import BM25Params, IndexSettings
+        from ragline.index.segment import check_fields
+        from ragline.text import get_analyzer
+
+        embedder = None if not embed or self.embedder.lower() == "none" else self.embedder
+        return IndexSettings(
+            analyzer=get_analyzer(self.analyzer),
+            fields=check_fields(dict(self.fields)),
+            bm25=BM25Params(**self.bm25),
+            embedder=embedder,
+            vector_index=self.vector_index,
+            chunker=ingest.chunker if ingest else "none",
+            context=ingest.context if ingest else "none",
+        )
 
 
 @dataclass(frozen=True)
@@ -79,7 +96,11 @@ class OrderStage:
 
 @dataclass(frozen=True)
 class ReadStage:
-    reader: Spec = "extractive"
+    reader: Spec = "extractive"  # "none": retrieval only (``ragline eval`` then scores retrieval)
+
+    @property
+    def enabled(self) -> bool:
+        return not (isinstance(self.reader, str) and self.reader.strip().lower() == "none")
 
 
 _STAGES = {

@@ -129,7 +129,12 @@ def test_eval_json_contract_on_scifact(bench: Path, tmp_path: Path) -> None:
     assert {"recall@100", "mrr@10", "map@100"} <= result["metrics"].keys()
     provenance = result["provenance"]
     assert provenance["ragline_version"] and len(provenance["dataset_hash"]) == 64
-    assert provenance["config"]["bm25"] == {"variant": "lucene", "k1": 0.9, "b": 0.4, "delta": 0.5, "epsilon": 0.25}
+    assert provenance["retriever"]["bm25"] == {"variant": "lucene", "k1": 0.9, "b": 0.4, "delta": 0.5, "epsilon": 0.25}
+    # the whole pipeline config, flags applied, and the commit of the checkout that ran it
+    assert provenance["config"]["schema"] == 1 and provenance["config"]["retrieve"]["retriever"] == "bm25"
+    assert provenance["config"]["index"]["bm25"] == {"variant": "lucene", "k1": 0.9, "b": 0.4}
+    assert provenance["config"]["ingest"] == {"chunker": "none", "context": "none"}
+    assert len(provenance["commit"]) == 40 and isinstance(provenance["dirty"], bool)
     assert len({line.split()[0] for line in run_file.read_text().splitlines()}) == 300
 
 

@@ -27,6 +27,7 @@ from ragline.answer.extractive import ExtractiveReader
 from ragline.answer.prompt import answer_from_response, build_messages
 from ragline.components import build, register
 from ragline.config import PipelineConfig
+from ragline.errors import ConfigError
 from ragline.index.bm25 import BM25Params
 from ragline.index.filters import FilterLike
 from ragline.index.store import Index
@@ -123,7 +124,7 @@ class RAGPipeline:
     """
 
     index: Index
-    reader: Reader
+    reader: Reader | None
     retriever: Any = "hybrid"  # a spec or a built retriever
     k: int = 5
     budget: int = 1500
@@ -140,14 +141,18 @@ class RAGPipeline:
         self.retriever_obj = build_retriever(spec, self.index) if isinstance(spec, (str, Mapping)) else spec
 
     @classmethod
-    def from_config(cls, config: PipelineConfig, index: Index, llm: Any = None) -> RAGPipeline:
-        """Every component of ``config`` built over ``index`` (``llm``: a model the reader may share)."""
+    def from_config(cls, config: PipelineConfig, index: Index, llm: Any = None, reader: bool = True) -> RAGPipeline:
+        """Every component of ``config`` built over ``index`` (``llm``: a model the reader may share).
+
+        ``reader=False`` (or ``reader = "none"`` in the config) builds retrieval only: ``rank`` and
+        ``retrieve`` work, ``answer`` does not.
+        """
         bm25 = BM25Params(**{**index.settings.bm25.to_dict(), **config.index.bm25})
         deps = {"index": index, "bm25": bm25, "llm": llm}
         stage = config
         return cls(
             index,
-            build("reader", stage.read.reader, **deps),
+            build("reader", stage.read.reader, **deps) if reader and stage.read.enabled else None,
             retriever=build("retriever", stage.retrieve.retriever, **deps),
             k=stage.retrieve.k,
             budget=stage.order.budget,
@@ -159,35 +164,52 @@ class RAGPipeline:
             expander=build("expander", stage.expand.expander, **deps) if stage.expand.expander else None,
         )
 
+    @property
+    def name(self) -> str:
+        return self.retriever_obj.name if not (self.transforms or self.reranker) else "pipeline"
+
+    def rank(self, query: str, k: int = 10, filter: FilterLike = None) -> list[tuple[str, float]]:
+        """The first and second stage as a retriever: (id, score) of the best ``k`` (no expansion, no reading)."""
+        hits = self._second_stage(query, self._first_stage(query, self._depth(k), filter), k)
+        return [(h.doc_id, h.score) for h in hits]
+
     def retrieve(self, question: str, filter: FilterLike = None) -> list[Hit]:
-        """The hits the reader will see, best first (before the context budget); none for an empty query."""
+        """The hits the reader will see, best first (before the context budget); none for an empty query.
+
+        Superseded versions are dropped before reranking, so the reranker's ``k`` are all readable.
+        """
+        hits = drop_superseded(self._first_stage(question, self._depth(self.k), filter))
+        hits = self._second_stage(question, hits, self.k)
+        return self.expander.expand(question, hits) if self.expander is not None else hits
+
+    def _depth(self, k: int) -> int:
+        return max(self.rerank_depth, k) if self.reranker is not None else k
+
+    def _first_stage(self, question: str, depth: int, filter: FilterLike) -> list[Hit]:
+        """Transform -> retrieve each query (the filter inside) -> fuse: the best ``depth`` hits."""
         if empty_query_reason(question, self.index.settings.analyzer):
             return []
-        depth = max(self.rerank_depth, self.k) if self.reranker is not None else self.k
         queries = [q for t in self.transforms for q in t.transform(question)] or [(question, 1.0)]
         if len(queries) == 1:
-            hits = self.retriever_obj.search(queries[0][0], depth, filter)
-        else:
-            runs = [dict(self.retriever_obj.rank(q, depth, filter)) for q, _ in queries]
-            fused = rank(fuse(self.transform_fuser, runs, weights=[w for _, w in queries]), depth)
-            hits = hits_for(self.index, fused)
-        hits = drop_superseded(hits)
-        if self.reranker is not None:
-            hits = self.reranker.rerank(question, hits, self.k)
-        hits = hits[: self.k]
-        if self.expander is not None:
-            hits = self.expander.expand(question, hits)
-        return hits
+            return self.retriever_obj.search(queries[0][0], depth, filter)
+        runs = [dict(self.retriever_obj.rank(q, depth, filter)) for q, _ in queries]
+        return hits_for(self.index, rank(fuse(self.transform_fuser, runs, weights=[w for _, w in queries]), depth))
+
+    def _second_stage(self, question: str, hits: list[Hit], k: int) -> list[Hit]:
+        return self.reranker.rerank(question, hits, k) if self.reranker is not None else hits[:k]
 
     def context(self, question: str, filter: FilterLike = None) -> Context:
         return build_context(self.retrieve(question, filter), self.budget, self.order)  # type: ignore[arg-type]
 
     def answer(self, question: str, filter: FilterLike = None) -> tuple[Answer, Context]:
+        if self.reader is None:
+            raise ConfigError("this pipeline has no reader (reader = \"none\"): it ranks, it does not answer")
         context = self.context(question, filter)
         return self.reader.read(question, context), context
 
     def config(self) -> dict[str, Any]:
-        out = {"retriever": self.retriever_obj.config(), "reader": self.reader.config(), "k": self.k,
+        reader = self.reader.config() if self.reader is not None else None
+        out = {"retriever": self.retriever_obj.config(), "reader": reader, "k": self.k,
                "budget": self.budget, "order": self.order}  # fmt: skip
         if self.transforms:
             out["transforms"] = [t.config() for t in self.transforms]

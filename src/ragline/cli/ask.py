@@ -8,23 +8,25 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from ragline import __version__
 from ragline.cli.common import (
     add_common,
+    add_config_flag,
     emit_json,
     index_location,
     positive_int,
+    query_config,
     restricted_filter,
     snippet,
 )
 from ragline.errors import ModelError
 from ragline.index import Index
 from ragline.progress import stderr
+from ragline.provenance import provenance as make_provenance
 from ragline.text import Analyzer
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
-    from ragline.answer.pipeline import RAGPipeline, build_reader
+    from ragline.answer.pipeline import RAGPipeline
     from ragline.retrieve.base import empty_query_reason
 
     location = index_location(args)
@@ -40,8 +42,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
             "$RAGLINE_INDEX or ./ragline-index; `ragline index DIR` indexes yours"
         )
     flt, flt_text = restricted_filter(args)
-    provenance = {"ragline_version": __version__, "index": str(index.path), "builtin": location is None,
-                  "filter": flt_text, "generation": index.generation}  # fmt: skip
+    config = query_config(args, index)
+    provenance = make_provenance(config, index=str(index.path), builtin=location is None, filter=flt_text,
+                                 generation=index.generation)  # fmt: skip
     if args.output != "json":
         stderr.print(Text(f"answered from {answered_from}", style="dim" if location else "yellow"))
     empty = empty_query_reason(args.question, index.settings.analyzer)
@@ -52,13 +55,12 @@ def cmd_ask(args: argparse.Namespace) -> int:
         else:
             Console().print(Text(f"no answer: {empty}", style="yellow"))
         return 0
-    retriever = args.retriever or ("hybrid" if index.settings.embedder else "bm25")
-    pipeline = RAGPipeline(index, build_reader(args.reader), retriever=retriever, k=args.k, order=args.order)
+    pipeline = RAGPipeline.from_config(config, index)
     context = pipeline.context(args.question, flt)
     console = Console(soft_wrap=True)
     answer = read_answer(pipeline, args.question, context, console if args.output != "json" else None)
     if args.output == "json":
-        retrieved_by = pipeline.retriever_obj.config().get("name", retriever)
+        retrieved_by = pipeline.retriever_obj.config().get("name", str(config.retrieve.retriever))
         emit_json({"question": args.question, "answer": answer.text, "abstained": answer.abstained,
                     "citations": [c.to_dict() for c in answer.citations],
                     "attributed": bool(answer.details.get("attributed")),
@@ -142,23 +144,22 @@ def add_parser(sub: Any) -> None:
     p.add_argument("question")
     p.add_argument(
         "--reader",
-        default="llm",
         metavar="SPEC",
-        help="llm[:model=local:qwen2.5-coder-0.5b,max_tokens=128] (default) or "
+        help="llm[:model=local:qwen2.5-coder-0.5b,max_tokens=128] (the default config's) or "
         "extractive[:threshold=0.47,support=best|next|off]",
     )
     p.add_argument(
         "--retriever", metavar="SPEC", help="bm25, dense or hybrid (default: hybrid when the index has embeddings)"
     )
-    p.add_argument("-k", type=positive_int, default=5, help="sources retrieved (5)")
+    p.add_argument("-k", type=positive_int, help="sources retrieved (default: the config's, 5)")
     p.add_argument(
         "--order",
         choices=("rank", "ends", "reverse"),
-        default="rank",
         help="source order in the prompt: rank, or ends = best at both ends (lost in the middle)",
     )
     p.add_argument("--filter", help="metadata filter applied inside retrieval")
     p.add_argument("--groups", help="ask as a user in these ACL groups, comma-separated, e.g. all,hr")
     p.add_argument("--group", action="append", metavar="NAME", help="one more ACL group, verbatim (repeatable)")
+    add_config_flag(p, "pipelines/default.toml (hybrid retrieval, the local LLM reads 5 sources)")
     add_common(p)
     p.set_defaults(func=cmd_ask)

@@ -8,12 +8,15 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragline.errors import RaglineError
 from ragline.index import VARIANTS, BM25Params, Index
 from ragline.progress import stderr
 from ragline.text import PRESETS, Analyzer
+
+if TYPE_CHECKING:
+    from ragline.config import PipelineConfig
 
 DEFAULT_INDEX = "ragline-index"
 
@@ -163,31 +166,72 @@ def add_bm25_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--delta", type=float, help="bm25l / bm25+ lower bound (0.5)")
 
 def add_analysis_flags(p: argparse.ArgumentParser, stamped: bool = False) -> None:
-    # In `index` every default is None: a flag left out keeps the existing index's stamped setting.
-    def default(value: str) -> str | None:
-        return None if stamped else value
-
-    than = " (default: the index's, else {})" if stamped else " ({})"
+    # Every default is None: a flag left out keeps the pipeline config's setting (and in `index`, an
+    # existing index's stamped one).
+    than = " (default: the index's, else the config's: {})" if stamped else " (default: the config's: {})"
     p.add_argument(
         "--analyzer",
-        default=default("english"),
         choices=sorted(PRESETS),
         help="text analysis" + than.format("english"),
     )
     p.add_argument(
         "--embedder",
-        default=default("minilm"),
         help="embedding model name or folder (minilm = all-MiniLM-L6-v2, multilingual-e5-small)"
         + than.format("minilm")
         + ("; 'none' for BM25 only" if stamped else ""),
     )
     p.add_argument(
         "--vector-index",
-        default=default("hnsw"),
         help="ANN index spec: flat, hnsw[:m=32,ef_search=128], ivf[:nprobe=16], ivfpq" + than.format("hnsw"),
     )
     p.add_argument(
         "--fields",
-        default=default("body"),
         help="indexed fields and weights: body (title+text), or title=2,text=1" + than.format("body"),
     )
+
+
+# -- pipeline configs -------------------------------------------------------------------------------------
+def add_config_flag(p: argparse.ArgumentParser, default: str) -> None:
+    p.add_argument(
+        "--config",
+        metavar="FILE|NAME",
+        help="pipeline config: a TOML, YAML or JSON file, or a shipped pipeline by name (default, extractive, "
+        f"bm25, ...); without it: {default}. Flags given on the command line override the config",
+    )
+
+
+def resolve_config(args: argparse.Namespace, base: str | PipelineConfig) -> PipelineConfig:
+    """``--config`` (else ``base``: a shipped pipeline's name or a config), with the flags given applied on top."""
+    from ragline.config import load_config
+
+    given = getattr(args, "config", None)
+    config = load_config(given) if given else load_config(base) if isinstance(base, str) else base
+    ingest = {key: getattr(args, key) for key in ("chunker", "context") if _flag(args, key) is not None}
+    index = {key: getattr(args, key) for key in ("analyzer", "embedder", "vector_index") if _flag(args, key)}
+    if _flag(args, "fields"):
+        index["fields"] = parse_fields(args.fields)
+    bm25 = {key: getattr(args, key) for key in ("variant", "k1", "b", "delta") if _flag(args, key) is not None}
+    if bm25:
+        index["bm25"] = {**config.index.bm25, **bm25}
+    retrieve = {"retriever": args.retriever} if isinstance(_flag(args, "retriever"), str) else {}
+    if args.command in ("ask", "eval") and _flag(args, "k") is not None:
+        retrieve["k"] = args.k
+    order = {"order": args.order} if _flag(args, "order") else {}
+    read = {"reader": args.reader} if _flag(args, "reader") else {}
+    return config.with_overrides(ingest=ingest, index=index, retrieve=retrieve, order=order, read=read)
+
+
+def _flag(args: argparse.Namespace, name: str) -> Any:
+    return getattr(args, name, None)
+
+
+def query_config(args: argparse.Namespace, index: Index) -> PipelineConfig:
+    """The config `search` and `ask` run: ``--config`` else ``pipelines/default.toml``, flags on top.
+
+    Without ``--config`` and ``--retriever``, an index built without embeddings is searched with BM25
+    (the default pipeline's hybrid retrieval would need its vectors).
+    """
+    config = resolve_config(args, "default")
+    if not index.settings.embedder and not args.config and not args.retriever:
+        config = config.with_overrides(retrieve={"retriever": "bm25"})
+    return config

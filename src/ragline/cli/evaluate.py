@@ -9,83 +9,80 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ragline import __version__
 from ragline.cli.common import (
     add_analysis_flags,
     add_bm25_flags,
     add_common,
-    bm25_params,
+    add_config_flag,
     default_metrics,
     emit_json,
     positive_int,
     report_embeddings,
+    resolve_config,
 )
-from ragline.cli.settings import eval_settings
+from ragline.config import IngestStage, PipelineConfig, ReadStage, RetrieveStage
 from ragline.errors import ConfigError, RaglineError
 from ragline.index import Index
 from ragline.progress import stderr
+from ragline.provenance import provenance as make_provenance
+
+# `ragline eval` without --config: whole documents, BM25, no reader (the BENCHMARKS.md baselines).
+EVAL_BASE = PipelineConfig(
+    name="eval",
+    ingest=IngestStage(chunker="none", context="none"),
+    retrieve=RetrieveStage(retriever="bm25"),
+    read=ReadStage(reader="none"),
+)
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
     from ragline.eval.datasets import load_dataset
-    from ragline.eval.retrieval import evaluate_retriever
-    from ragline.eval.stats import compare
-    from ragline.ingest.pipeline import IngestConfig, build_index
-    from ragline.retrieve.registry import build_retriever, needs_embeddings
+    from ragline.eval.harness import build_eval_index, evaluate_retrieval, paired_comparisons
 
-    specs = args.retriever or ["bm25"]
-    if args.judge and not args.reader:
+    config = resolve_config(args, EVAL_BASE)
+    specs = args.retriever or [config.retrieve.retriever]
+    configs = [config.with_overrides(retrieve={"retriever": spec}) for spec in specs]
+    if args.judge and not config.read.enabled:
         raise ConfigError("--judge checks the citations of answers: give a --reader too")
     with stderr.status(f"loading {args.dataset}"):
         dataset = load_dataset(args.dataset, args.split)
-    settings = eval_settings(args, embed=needs_embeddings(specs))
-    ingest = IngestConfig(args.chunker, args.context)
-    with stderr.status(f"indexing {len(dataset.corpus)} documents ({args.chunker}, {args.context})"):
-        index = build_index(dataset.corpus, ingest, settings)
-    report_embeddings(index)
-    doc_of = None
-    if args.chunker != "none":
-        doc_of = {d.id: str(d.metadata.get("doc_id", d.id)) for d in index.documents()}
-    if args.reader:
-        return _eval_answers(args, dataset, index, specs[0])
+    answers = config.read.enabled and (bool(dataset.questions) or bool(args.reader))
+    if answers and not dataset.questions:
+        raise RaglineError(f"{dataset.path} has no questions.jsonl: answer evaluation needs questions with answers")
+    with stderr.status(f"indexing {len(dataset.corpus)} documents ({config.ingest.chunker}, {config.ingest.context})"):
+        built = build_eval_index(dataset, configs[:1] if answers else configs)
+    report_embeddings(built.index)
+    if answers:
+        return _eval_answers(args, dataset, built.index, configs[0])
     metrics = tuple(m.strip() for m in args.metrics.split(",") if m.strip())
-    retrievers = [build_retriever(spec, index, bm25_params(args, settings.bm25)) for spec in specs]
-    results = [evaluate_retriever(dataset, r, metrics, args.depth, doc_of) for r in retrievers]
+    results = evaluate_retrieval(dataset, configs, built, metrics, args.depth)
     if args.save_run:
         from ragline.eval.trec import write_run
 
-        write_run(results[0].run, args.save_run, tag=specs[0].partition(":")[0])
-    provenance = {
-        "ragline_version": __version__,
-        "dataset_path": str(dataset.path),
-        "dataset_hash": dataset.hash,
-        "split": args.split,
-        "depth": args.depth,
-        "ingest": ingest.to_dict(),
-        "config": results[0].retriever if len(specs) == 1 else [r.retriever for r in results],
-    }
+        write_run(results[0].run, args.save_run, tag=str(specs[0]).partition(":")[0])
+    labels = [str(spec) for spec in specs]
+    provenance = make_provenance(
+        config if len(configs) == 1 else [c.to_dict() for c in configs],
+        dataset_path=str(dataset.path),
+        dataset_hash=dataset.hash,
+        split=args.split,
+        depth=args.depth,
+        ingest=built.ingest.to_dict(),
+        retriever=results[0].retriever if len(specs) == 1 else [r.retriever for r in results],
+    )
     head = {"dataset": dataset.name, "split": args.split, "queries": len(dataset.judged_queries)}
-    comparisons = [
-        {
-            "baseline": specs[0],
-            "retriever": spec,
-            "metric": metric,
-            **(compare(results[0].per_query_metric(metric), result.per_query_metric(metric))),
-        }
-        for spec, result in zip(specs[1:], results[1:])
-        for metric in metrics[:1]
-    ]
+    comparisons = paired_comparisons(labels, results, metrics)
     if args.output == "json":
         if len(specs) == 1:
-            emit_json({**head, "retriever": specs[0], "metrics": results[0].metrics, "provenance": provenance})
+            emit_json({**head, "retriever": labels[0], "metrics": results[0].metrics, "provenance": provenance})
         else:
-            listed = [{"retriever": spec, "metrics": r.metrics} for spec, r in zip(specs, results)]
+            listed = [{"retriever": label, "metrics": r.metrics} for label, r in zip(labels, results)]
             emit_json({**head, "results": listed, "comparisons": comparisons, "provenance": provenance})
         return 0
     table = Table(title=Text(f"{dataset.name} ({args.split}, {head['queries']} judged queries)"))
     table.add_column("metric")
-    for spec in specs:
-        table.add_column(Text(spec), justify="right")
+    for label in labels:
+        table.add_column(Text(label), justify="right")
     for m in metrics:
         table.add_row(m, *(f"{result.metrics[m]:.4f}" for result in results))
     Console().print(table)
@@ -100,14 +97,18 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
-def _eval_answers(args: argparse.Namespace, dataset: Any, index: Index, retriever: str) -> int:
-    from ragline.answer.pipeline import RAGPipeline, build_reader
+def _eval_answers(args: argparse.Namespace, dataset: Any, index: Index, config: PipelineConfig) -> int:
+    from ragline.answer.pipeline import RAGPipeline
     from ragline.eval.qa import QAQuestion, evaluate_answers, sample_questions
 
-    if not dataset.questions:
-        raise RaglineError(f"{dataset.path} has no questions.jsonl: answer evaluation needs questions with answers")
-    questions = sample_questions([QAQuestion.from_record(r) for r in dataset.questions], args.sample, args.seed)
-    pipeline = RAGPipeline(index, build_reader(args.reader), retriever=retriever, k=args.k, order=args.order)
+    questions = [QAQuestion.from_record(r) for r in dataset.questions]
+    if args.types:
+        wanted = {t.strip() for t in args.types.split(",") if t.strip()}
+        questions = [q for q in questions if q.type in wanted]
+        if not questions:
+            raise ConfigError(f"--types {args.types}: no question of these types in {dataset.path}")
+    questions = sample_questions(questions, args.sample, args.seed)
+    pipeline = RAGPipeline.from_config(config, index)
     judge = None
     if args.judge:
         from ragline.answer.judge import SupportJudge
@@ -119,14 +120,15 @@ def _eval_answers(args: argparse.Namespace, dataset: Any, index: Index, retrieve
     finally:
         if judge is not None:
             judge.llm.close()
-    payload = {"dataset": dataset.name, "questions": len(questions), "reader": args.reader, "retriever": retriever,
+    reader, retriever = str(config.read.reader), str(config.retrieve.retriever)
+    payload = {"dataset": dataset.name, "questions": len(questions), "reader": reader, "retriever": retriever,
                "judge": judge.id if judge else None, "summary": summary,
-               "provenance": {"ragline_version": __version__, "dataset_hash": dataset.hash, "sample": args.sample,
-                              "seed": args.seed, "match": args.match, **pipeline.config()}}  # fmt: skip
+               "provenance": make_provenance(config, dataset_hash=dataset.hash, sample=args.sample, seed=args.seed,
+                                             match=args.match, types=args.types, **pipeline.config())}  # fmt: skip
     if args.output == "json":
         emit_json(payload)
         return 0
-    table = Table(title=Text(f"{dataset.name}: {len(questions)} questions, {args.reader} over {retriever}"))
+    table = Table(title=Text(f"{dataset.name}: {len(questions)} questions, {reader} over {retriever}"))
     for column in ("type", "n", "correct", "wrong", "abstained"):
         table.add_column(column, justify="left" if column == "type" else "right")
     for qtype, row in [*summary["by_type"].items(), ("all", {**summary["counts"], "n": summary["n"]})]:
@@ -143,7 +145,8 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "eval",
         help="measure retrieval on a BEIR folder or a questions folder",
-        description="Index the dataset's corpus in memory, run its judged queries and score them.",
+        description="Index the dataset's corpus in memory, run its judged queries and score them. With "
+        "--config (or --reader) and a questions.jsonl, answer its questions and grade the answers instead.",
     )
     p.add_argument("dataset", help="BEIR folder (corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv) or questions folder")
     p.add_argument(
@@ -161,12 +164,12 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--save-run", metavar="FILE", help="write the run in TREC format")
     p.add_argument(
         "--chunker",
-        default="none",
         metavar="SPEC",
-        help="index chunks, a document scoring as its best chunk: fixed:size=128, structure:max_words=200, ...",
+        help="index chunks, a document scoring as its best chunk: fixed:size=128, structure:max_words=200, ... "
+        "(default: the config's; without --config, none = whole documents)",
     )
     p.add_argument(
-        "--context", default="none", choices=("none", "breadcrumb", "late", "llm"), help="chunk context (none)"
+        "--context", choices=("none", "breadcrumb", "late", "llm"), help="chunk context (default: the config's, none)"
     )
     g = p.add_argument_group(
         "answer evaluation (needs questions.jsonl): retrieve with the first --retriever, read, grade"
@@ -176,8 +179,9 @@ def add_parser(sub: Any) -> None:
         metavar="SPEC",
         help="extractive[:threshold=..,support=best|next|off] or llm[:model=...,max_tokens=..]",
     )
-    g.add_argument("-k", type=positive_int, default=5, help="sources given to the reader (5)")
-    g.add_argument("--order", choices=("rank", "ends", "reverse"), default="rank", help="source order (rank)")
+    g.add_argument("-k", type=positive_int, help="sources given to the reader (default: the config's, 5)")
+    g.add_argument("--order", choices=("rank", "ends", "reverse"), help="source order (default: the config's, rank)")
+    g.add_argument("--types", metavar="TYPES", help="only questions of these types (comma-separated, e.g. multihop)")
     g.add_argument("--sample", type=positive_int, help="N answerable + N unanswerable questions (default: all)")
     g.add_argument("--seed", type=int, default=0, help="sampling seed (0)")
     g.add_argument(
@@ -194,5 +198,6 @@ def add_parser(sub: Any) -> None:
     )
     add_analysis_flags(p)
     add_bm25_flags(p)
+    add_config_flag(p, "whole documents, bm25, no reader")
     add_common(p, index=False)
     p.set_defaults(func=cmd_eval)

@@ -13,6 +13,7 @@ from rich.text import Text
 from ragline.cli.common import (
     add_analysis_flags,
     add_common,
+    add_config_flag,
     emit_json,
     index_path,
     report_embeddings,
@@ -137,5 +138,7 @@ def add_parser(sub: Any) -> None:
         help="ACL groups (comma-separated, e.g. all) given to documents that have no acl of their own",
     )
     add_analysis_flags(p, stamped=True)
+    add_config_flag(p, "100-word chunks with breadcrumbs, MiniLM embeddings (the [ingest] and [index] stages of "
+                    "pipelines/default.toml)")  # fmt: skip
     add_common(p)
     p.set_defaults(func=cmd_index)

@@ -9,20 +9,21 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ragline import __version__
 from ragline.cli.common import (
     add_bm25_flags,
     add_common,
-    bm25_params,
+    add_config_flag,
     document_of,
     emit_json,
     index_path,
     positive_int,
+    query_config,
     restricted_filter,
     snippet,
 )
-from ragline.index import Index
+from ragline.index import BM25Params, Index
 from ragline.progress import stderr
+from ragline.provenance import provenance as make_provenance
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -31,8 +32,9 @@ def cmd_search(args: argparse.Namespace) -> int:
     from ragline.retrieve.registry import build_retriever
 
     index = Index.open(path)
-    spec = args.retriever or ("hybrid" if index.settings.embedder else "bm25")
-    retriever = build_retriever(spec, index, bm25_params(args, index.settings.bm25))
+    config = query_config(args, index)
+    bm25 = BM25Params(**{**index.settings.bm25.to_dict(), **config.index.bm25})
+    retriever = build_retriever(config.retrieve.retriever, index, bm25)
     flt, flt_text = restricted_filter(args)
     analyzer = index.settings.analyzer
     empty = empty_query_reason(args.query, analyzer)
@@ -54,13 +56,13 @@ def cmd_search(args: argparse.Namespace) -> int:
                     for h in hits
                 ],
                 **({"reason": empty} if empty else {}),
-                "provenance": {
-                    "ragline_version": __version__,
-                    "index": str(path),
-                    "retriever": retriever.config(),
-                    "filter": flt_text,
-                    "generation": index.generation,
-                },
+                "provenance": make_provenance(
+                    config,
+                    index=str(path),
+                    retriever=retriever.config(),
+                    filter=flt_text,
+                    generation=index.generation,
+                ),
             }
         )
         return 0
@@ -90,5 +92,6 @@ def add_parser(sub: Any) -> None:
         help="bm25, dense or hybrid[:fuser=...,depth=...] (default: hybrid when the index has embeddings, else bm25)",
     )
     add_bm25_flags(p)
+    add_config_flag(p, "pipelines/default.toml (hybrid, or bm25 on an index without embeddings)")
     add_common(p)
     p.set_defaults(func=cmd_search)

@@ -22,6 +22,7 @@ STAMPED_FLAGS = {
     "chunker": "--chunker",
     "context": "--context",
     "default_acl": "--default-acl",
+    "bm25": "[index] bm25 of --config",
 }
 
 
@@ -33,8 +34,14 @@ def _groups(spec: str, flag: str) -> tuple[str, ...]:
 
 
 def _given_settings(args: argparse.Namespace) -> dict[str, Any]:
-    """The stamped settings the user gave flags for (argparse leaves the others None)."""
+    """The stamped settings the user gave: those of ``--config`` (all of them), then the flags given."""
     given: dict[str, Any] = {}
+    if getattr(args, "config", None):
+        from ragline.config import load_config
+
+        config = load_config(args.config)
+        settings = config.index.settings(config.ingest)
+        given.update({name: getattr(settings, name) for name in STAMPED_FLAGS if name != "default_acl"})
     if args.analyzer is not None:
         given["analyzer"] = get_analyzer(args.analyzer)
     if args.fields is not None:
@@ -65,6 +72,8 @@ def describe_setting(name: str, value: Any) -> str:
     """A stamped setting as the user would write the flag."""
     if isinstance(value, Analyzer):
         return value.name
+    if hasattr(value, "to_dict"):
+        return json.dumps(value.to_dict())
     if name == "fields":
         return ",".join(f"{field}={weight:g}" for field, weight in value.items())
     if isinstance(value, (tuple, list)):
@@ -89,11 +98,13 @@ def index_settings(args: argparse.Namespace, path: Path) -> IndexSettings:
     stamp = _stamped_settings(path)
     if stamp is None:
         chunker = given.get("chunker", DEFAULT_INGEST.chunker)
-        defaults = {
-            "embedder": "minilm",
-            "chunker": DEFAULT_INGEST.chunker,
-            "context": DEFAULT_INGEST.context if chunker != "none" else "none",
-        }
+        from ragline.config import load_config
+
+        default = load_config("default")  # a new index gets the default pipeline's [ingest] and [index]
+        base = default.index.settings(default.ingest)
+        defaults = {name: getattr(base, name) for name in STAMPED_FLAGS if name != "default_acl"}
+        if chunker == "none":
+            defaults["context"] = "none"
         return IndexSettings(**{**defaults, **given})
     changed = [
         (name, getattr(stamp, name, None), value)
@@ -111,13 +122,3 @@ def index_settings(args: argparse.Namespace, path: Path) -> IndexSettings:
             f"setting, give another --index, or delete {path} to rebuild it with the new one"
         )
     return stamp
-
-
-def eval_settings(args: argparse.Namespace, embed: bool) -> IndexSettings:
-    """The in-memory index of `ragline eval` (chunking is its IngestConfig, not a stamp)."""
-    return IndexSettings(
-        analyzer=get_analyzer(args.analyzer),
-        fields=parse_fields(args.fields),
-        embedder=args.embedder if embed else None,
-        vector_index=args.vector_index,
-    )

@@ -14,6 +14,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from ragline.config import load_config
 from ragline.corpora.orrin import DEFAULT_SEED, OrrinCorpus, build_orrin
 from ragline.index import Index, IndexSettings
 from ragline.index.store import FORMAT
@@ -22,9 +23,9 @@ from ragline.paths import cache_root
 from ragline.progress import stderr
 
 DEFAULT_SETTINGS = IndexSettings(embedder="minilm", vector_index="flat")
-# The best configuration of the chunking experiment on Orrin Grid (BENCHMARKS.md): 100-word chunks
-# overlapping by 30, breadcrumb context, hybrid retrieval (Hit@1 0.88 over all question types).
-DEFAULT_INGEST = IngestConfig("fixed:size=100,overlap=30", "breadcrumb")
+# The default pipeline's chunking (pipelines/default.toml): the best configuration of the chunking
+# experiment on Orrin Grid (BENCHMARKS.md), 100-word chunks overlapping by 30 with breadcrumb context.
+DEFAULT_INGEST = IngestConfig(load_config("default").ingest.chunker, load_config("default").ingest.context)
 
 
 def orrin_index(
