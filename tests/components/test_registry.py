@@ -21,7 +21,7 @@ def small_index() -> Index:
 
 def test_the_built_in_components_are_registered() -> None:
     assert {"bm25", "dense", "hybrid"} <= set(names("retriever"))
-    assert set(names("fuser")) == {"rrf", "min_max", "z_score", "weighted_sum", "sum"}
+    assert set(names("fuser")) == {"rrf", "min_max", "z_score", "weighted_sum", "sum", "comb_mnz"}
     assert all(component("retriever", n).summary for n in names("retriever"))
 
 

@@ -50,8 +50,10 @@ def _ranx_fused(queries: list[list[dict[str, float]]], name: str, weights: list[
         # ranx's rrf takes no weights: fuse the per-run reciprocal ranks with a weighted sum instead.
         runs, norm = [rrf([run]) for run in runs], None
     else:
-        norm = {"min_max": "min-max", "z_score": "zmuv"}.get(name)
+        norm = {"min_max": "min-max", "z_score": "zmuv", "comb_mnz": "min-max"}.get(name)
     method, params = ("wsum", {"weights": weights}) if weights is not None else ("sum", {})
+    if name == "comb_mnz":
+        method, params = "mnz", {}
     fused = ranx_fuse(runs, norm=norm, method=method, params=params).to_dict()
     return [fused[f"q{q}"] for q in range(len(queries))]
 
@@ -78,7 +80,7 @@ PARITY_CASES = [
     for name in FUSERS
     for n_runs in (2, 3, 5)
     for weighted in (False, True)
-    if not (name == "sum" and weighted)  # CombSUM has no weights; weighted_sum covers it
+    if not (name in ("sum", "comb_mnz") and weighted)  # CombSUM and CombMNZ have no weights
 ]
 
 
@@ -105,6 +107,7 @@ def test_single_run_parity_with_ranx(name: str) -> None:
     reference = {
         "rrf": lambda: rrf([run]),
         "min_max": lambda: min_max_norm(run),
+        "comb_mnz": lambda: min_max_norm(run),  # one run: each document is in 1 run
         "z_score": lambda: zmuv_norm(run),
         "weighted_sum": lambda: run,
         "sum": lambda: run,

@@ -76,7 +76,7 @@ def _weighted_sum(runs: Iterable[Run], weights: Sequence[float]) -> dict[str, fl
     return fused
 
 
-def _min_max(run: Run) -> dict[str, float]:
+def min_max_normalize(run: Run) -> dict[str, float]:
     """Scores mapped linearly onto [0, 1]; a run with all scores equal maps to all 0 (as ranx)."""
     if not run:
         return {}
@@ -125,7 +125,7 @@ def min_max_fusion(runs: Sequence[Run], weights: Sequence[float] | None = None) 
     Fox & Shaw, "Combination of multiple searches", TREC-2 1993; Lee, SIGIR 1997 for the normalization.
     """
     w = _weights(weights, len(runs))
-    return _weighted_sum((_min_max(run) for run in runs), w)
+    return _weighted_sum((min_max_normalize(run) for run in runs), w)
 
 
 @register("fuser", "z_score")
