@@ -46,7 +46,7 @@ from typing import Any
 
 from ragline.answer.context import ORDERS, Context, Order, build_context, document_id
 from ragline.answer.pipeline import Reader, build_reader
-from ragline.corpora import Corpus, Question
+from ragline.corpora.base import Corpus, Question
 from ragline.eval.answers import MatchMode, contains_answer, grade_question
 from ragline.index.store import Index, IndexSettings
 from ragline.ingest.pipeline import IngestConfig, build_index
