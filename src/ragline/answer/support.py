@@ -33,8 +33,8 @@ import re
 from dataclasses import dataclass
 
 from ragline.answer.spans import NAME_CONNECTORS, NOT_NAMES, TOKEN, sentences
-from ragline.eval.answers import normalize_answer
 from ragline.text.analyzer import Analyzer, get_analyzer
+from ragline.text.normalize import normalize_answer
 
 SHORT_ANSWER = 4  # distinct terms; up to this many, all must be in the text
 ANSWER_TERM_SHARE = 0.8  # share of distinct terms a longer answer needs

@@ -30,16 +30,17 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragline.corpora import Corpus, Fact, Question
+from ragline.corpora.base import Corpus, Fact, Question
 from ragline.errors import ConfigError
 from ragline.types import Document
 
 DEFAULT_SEED = 224
 TRAIN_SEED = 2241
 LANGUAGES = ("en", "zh")
+COUNTRY_TYPES = ("direct", "paraphrase", "multihop", "arithmetic")
 ASPECTS = ("geography", "economy", "history", "government")
 
-__all__ = ["DEFAULT_SEED", "LANGUAGES", "TRAIN_SEED", "CountriesCorpus", "build_countries"]
+__all__ = ["COUNTRY_TYPES", "DEFAULT_SEED", "LANGUAGES", "TRAIN_SEED", "CountriesCorpus", "build_countries"]
 
 # --- names: syllables with a Chinese transliteration ---------------------------------------------
 # A word is initial + medial + final (3 syllables) or initial + final (2 syllables, given names).

@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ragline.corpora import Corpus, Question
+from ragline.corpora.base import Corpus, Question
 from ragline.errors import ConfigError
 
 MARKER = ".ragline-corpus.json"

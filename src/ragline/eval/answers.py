@@ -16,32 +16,20 @@ answer is wrong.
 
 from __future__ import annotations
 
-import re
-import string
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+from ragline.text.normalize import normalize_answer
 from ragline.types import Answer
 
 Outcome = Literal["correct", "wrong", "abstained"]
 OUTCOMES: tuple[Outcome, ...] = ("correct", "wrong", "abstained")
 MatchMode = Literal["em", "contains"]
 
-_ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
-_PUNCTUATION = frozenset(string.punctuation)
-
 
 # --- SQuAD string metrics ----------------------------------------------------------------------
-
-
-def normalize_answer(text: str) -> str:
-    """Lowercase, remove punctuation, articles and extra whitespace (official SQuAD script, in its order)."""
-    text = text.lower()
-    text = "".join(ch for ch in text if ch not in _PUNCTUATION)
-    text = _ARTICLES.sub(" ", text)
-    return " ".join(text.split())
 
 
 def answer_tokens(text: str) -> list[str]:

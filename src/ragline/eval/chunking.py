@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ragline.corpora import Corpus
+from ragline.corpora.base import Corpus
 from ragline.eval.typed import hit_by_type
 from ragline.index.store import IndexSettings
 from ragline.ingest.pipeline import IngestConfig, build_index, chunk_documents

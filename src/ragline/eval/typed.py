@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from ragline.corpora import Question
+from ragline.corpora.base import Question
 from ragline.index import filters
 from ragline.retrieve.base import Retriever
 

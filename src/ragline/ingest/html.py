@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ragline.errors import InputError
-from ragline.ingest.loaders import DEFAULT_MAX_BYTES, document_id, read_capped, sidecar_metadata
+from ragline.ingest.files import DEFAULT_MAX_BYTES, document_id, read_capped, sidecar_metadata
 from ragline.types import Document
 
 _DROP = frozenset(

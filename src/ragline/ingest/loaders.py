@@ -27,32 +27,33 @@ that opens a front matter block and never closes it is a ``MetadataError``. A si
 
 from __future__ import annotations
 
-import codecs
 import json
 import os
-import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ragline.errors import InputError, MetadataError
+from ragline.ingest.files import (
+    DEFAULT_MAX_BYTES,
+    SIDECAR_SUFFIX,
+    decode_text,
+    document_id,
+    read_capped,
+    sidecar_metadata,
+    split_front_matter,
+)
+from ragline.ingest.html import load_html
+from ragline.ingest.pdf import load_pdf
+from ragline.ingest.rst import load_rst
 from ragline.types import Document
 
-DEFAULT_MAX_BYTES = 20 * 1024 * 1024
 TEXT_SUFFIXES = (".txt", ".md", ".markdown")
 HTML_SUFFIXES = (".html", ".htm")
 RST_SUFFIXES = (".rst", ".rest")
 DOCUMENT_SUFFIXES = (*TEXT_SUFFIXES, *RST_SUFFIXES, *HTML_SUFFIXES, ".pdf")
-SIDECAR_SUFFIX = ".meta.json"
-# The opening line, the YAML, and the closing line (``---`` or YAML's ``...``) of front matter; LF or CRLF.
-_FRONT_MATTER_OPEN = re.compile(r"---[ \t]*\r?\n")
-_FRONT_MATTER_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.MULTILINE)
-_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"),
-         (codecs.BOM_UTF16_BE, "utf-16"))  # UTF-32 first: its little-endian BOM starts with UTF-16's
 
 
 class KeptIds(Collection[str]):
@@ -289,80 +290,12 @@ def load_file(path: Path, relative: Path, max_bytes: int = DEFAULT_MAX_BYTES) ->
     """One file as a Document, by its suffix: HTML, PDF, reStructuredText, else text or Markdown."""
     suffix = path.suffix.lower()
     if suffix in HTML_SUFFIXES:
-        from ragline.ingest.html import load_html  # imported here: they import this module (and lxml is slow)
-
         return load_html(path, relative, max_bytes)
     if suffix == ".pdf":
-        from ragline.ingest.pdf import load_pdf
-
         return load_pdf(path, relative, max_bytes)
     if suffix in RST_SUFFIXES:
-        from ragline.ingest.rst import load_rst
-
         return load_rst(path, relative, max_bytes)
     return load_text_file(path, relative, max_bytes)
-
-
-def read_capped(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
-    """The bytes of a file, or ``InputError`` when it is over ``max_bytes`` or cannot be read."""
-    try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise InputError(str(path), f"{size:,} bytes is over the size cap of {max_bytes:,} (raise --max-file-mb)")
-        return path.read_bytes()
-    except OSError as error:
-        raise InputError(str(path), f"cannot read: {error.strerror or error}") from None
-
-
-def decode_text(data: bytes, where: str) -> tuple[str, str | None]:
-    """The text of a file's bytes and the encoding used (None for UTF-8), or ``InputError``.
-
-    A UTF-16/32 byte order mark first (such text holds NUL bytes); else a NUL byte anywhere means binary;
-    then UTF-8 (BOM or not); else charset-normalizer's best guess (none: no encoding decodes the bytes into
-    plausible text).
-    """
-    for bom, encoding in _BOMS:
-        if data.startswith(bom):
-            try:
-                return data.decode(encoding), encoding
-            except UnicodeDecodeError as error:
-                raise InputError(
-                    where, f"starts with a {encoding} byte order mark but is not {encoding} (byte {error.start}); "
-                    "convert it to UTF-8"
-                ) from None
-    if b"\x00" in data:  # the whole file: a NUL past the first block is still binary
-        raise InputError(where, "looks binary (contains NUL bytes); skipped")
-    try:
-        return data.decode("utf-8-sig"), None
-    except UnicodeDecodeError:
-        pass
-    encoding = detect_encoding(data)
-    if encoding is None:
-        raise InputError(where, "not UTF-8, and no other encoding decodes it into plausible text; convert it to UTF-8")
-    try:
-        return data.decode(encoding), encoding
-    except UnicodeDecodeError as error:
-        raise InputError(where, f"not valid {encoding} (byte {error.start}); convert it to UTF-8") from None
-
-
-def detect_encoding(data: bytes) -> str | None:
-    """The encoding charset-normalizer finds most plausible for ``data``, or None.
-
-    On a tie (short text: several single-byte encodings decode it with the same plausibility) Windows-1252
-    wins when it is among them: it is what undeclared Western text most often is (browsers assume it too).
-    """
-    from charset_normalizer import from_bytes
-
-    matches = list(from_bytes(data))
-    if not matches:
-        return None
-    best = matches[0]
-    for match in matches:
-        if (match.chaos, match.coherence) != (best.chaos, best.coherence):
-            continue
-        if "cp1252" in match.could_be_from_charset:
-            return "cp1252"
-    return best.encoding
 
 
 def load_text_file(path: Path, relative: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Document:
@@ -377,62 +310,6 @@ def load_text_file(path: Path, relative: Path, max_bytes: int = DEFAULT_MAX_BYTE
         raise InputError(str(path), "empty: no text to index")
     title = str(metadata.pop("title", "") or _markdown_title(body) or path.stem)
     return Document(document_id(relative), body, title, metadata, source=relative.as_posix())
-
-
-def document_id(relative: Path) -> str:
-    """A file's document id: its path under the indexed folder, without the extension (``a/b.md`` -> ``a/b``)."""
-    return relative.with_suffix("").as_posix()
-
-
-def split_front_matter(text: str, where: str) -> tuple[dict[str, Any], str]:
-    """YAML front matter (between two ``---`` lines at the top, LF or CRLF) and the rest of the text.
-
-    A ``MetadataError`` when the YAML is invalid, is not a mapping, or is never closed.
-    """
-    text_start = 1 if text.startswith("\ufeff") else 0  # a BOM that the decoder left
-    opening = _FRONT_MATTER_OPEN.match(text, text_start)
-    if not opening:
-        return {}, text
-    closing = _FRONT_MATTER_CLOSE.search(text, opening.end())
-    if not closing:
-        raise MetadataError(
-            where, "front matter opened by '---' on the first line is never closed: add a closing '---' line"
-        )
-    try:
-        meta = yaml.safe_load(text[opening.end() : closing.start()]) or {}
-    except yaml.YAMLError as error:
-        raise MetadataError(where, f"front matter is not valid YAML ({error}); not indexed until it is fixed") from None
-    if not isinstance(meta, dict):
-        raise MetadataError(where, "front matter must be a mapping of keys to values; not indexed until it is fixed")
-    return {str(k): _plain(v) for k, v in meta.items()}, text[closing.end() :]
-
-
-def _plain(value: Any) -> Any:
-    """YAML dates become ISO strings, so metadata stays JSON and compares as text."""
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    return value.isoformat() if hasattr(value, "isoformat") else str(value)
-
-
-def sidecar_metadata(path: Path) -> dict[str, Any]:
-    """Metadata from ``<file>.meta.json`` next to ``path`` (every loader honours it; {} when absent).
-
-    A ``MetadataError`` when it cannot be read or parsed: the file is then not indexed (fail closed).
-    """
-    sidecar = path.with_name(path.name + SIDECAR_SUFFIX)
-    if not sidecar.is_file():
-        return {}
-    try:
-        meta = json.loads(sidecar.read_text("utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise MetadataError(
-            str(sidecar), f"cannot read sidecar metadata ({error}); {path.name} is not indexed until it is fixed"
-        ) from None
-    if not isinstance(meta, dict):
-        raise MetadataError(str(sidecar), f"sidecar metadata must be a JSON object; {path.name} is not indexed")
-    return meta
 
 
 def _markdown_title(text: str) -> str:

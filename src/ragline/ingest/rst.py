@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ragline.errors import InputError
-from ragline.ingest.loaders import DEFAULT_MAX_BYTES, decode_text, document_id, read_capped, sidecar_metadata
+from ragline.ingest.files import DEFAULT_MAX_BYTES, decode_text, document_id, read_capped, sidecar_metadata
 from ragline.types import Document
 
 # An adornment line: one punctuation character repeated (RST allows any non-alphanumeric printable ASCII).

@@ -1,0 +1,145 @@
+"""File helpers every loader shares: capped reads, text decoding, document ids, front matter, sidecars.
+
+The text, HTML, PDF and reStructuredText loaders all read a file through ``read_capped`` (an
+``InputError`` over the size cap), name it with ``document_id`` and merge ``sidecar_metadata``; the
+text-based ones decode with ``decode_text`` (BOM, UTF-8, else the encoding charset-normalizer
+detects). They live below ``loaders.py`` so that the loaders it dispatches to need not import it.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ragline.errors import InputError, MetadataError
+
+DEFAULT_MAX_BYTES = 20 * 1024 * 1024
+SIDECAR_SUFFIX = ".meta.json"
+# The opening line, the YAML, and the closing line (``---`` or YAML's ``...``) of front matter; LF or CRLF.
+_FRONT_MATTER_OPEN = re.compile(r"---[ \t]*\r?\n")
+_FRONT_MATTER_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.MULTILINE)
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"),
+         (codecs.BOM_UTF16_BE, "utf-16"))  # UTF-32 first: its little-endian BOM starts with UTF-16's
+
+
+def read_capped(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+    """The bytes of a file, or ``InputError`` when it is over ``max_bytes`` or cannot be read."""
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise InputError(str(path), f"{size:,} bytes is over the size cap of {max_bytes:,} (raise --max-file-mb)")
+        return path.read_bytes()
+    except OSError as error:
+        raise InputError(str(path), f"cannot read: {error.strerror or error}") from None
+
+
+def decode_text(data: bytes, where: str) -> tuple[str, str | None]:
+    """The text of a file's bytes and the encoding used (None for UTF-8), or ``InputError``.
+
+    A UTF-16/32 byte order mark first (such text holds NUL bytes); else a NUL byte anywhere means binary;
+    then UTF-8 (BOM or not); else charset-normalizer's best guess (none: no encoding decodes the bytes into
+    plausible text).
+    """
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            try:
+                return data.decode(encoding), encoding
+            except UnicodeDecodeError as error:
+                raise InputError(
+                    where, f"starts with a {encoding} byte order mark but is not {encoding} (byte {error.start}); "
+                    "convert it to UTF-8"
+                ) from None
+    if b"\x00" in data:  # the whole file: a NUL past the first block is still binary
+        raise InputError(where, "looks binary (contains NUL bytes); skipped")
+    try:
+        return data.decode("utf-8-sig"), None
+    except UnicodeDecodeError:
+        pass
+    encoding = detect_encoding(data)
+    if encoding is None:
+        raise InputError(where, "not UTF-8, and no other encoding decodes it into plausible text; convert it to UTF-8")
+    try:
+        return data.decode(encoding), encoding
+    except UnicodeDecodeError as error:
+        raise InputError(where, f"not valid {encoding} (byte {error.start}); convert it to UTF-8") from None
+
+
+def detect_encoding(data: bytes) -> str | None:
+    """The encoding charset-normalizer finds most plausible for ``data``, or None.
+
+    On a tie (short text: several single-byte encodings decode it with the same plausibility) Windows-1252
+    wins when it is among them: it is what undeclared Western text most often is (browsers assume it too).
+    """
+    from charset_normalizer import from_bytes
+
+    matches = list(from_bytes(data))
+    if not matches:
+        return None
+    best = matches[0]
+    for match in matches:
+        if (match.chaos, match.coherence) != (best.chaos, best.coherence):
+            continue
+        if "cp1252" in match.could_be_from_charset:
+            return "cp1252"
+    return best.encoding
+
+
+def document_id(relative: Path) -> str:
+    """A file's document id: its path under the indexed folder, without the extension (``a/b.md`` -> ``a/b``)."""
+    return relative.with_suffix("").as_posix()
+
+
+def split_front_matter(text: str, where: str) -> tuple[dict[str, Any], str]:
+    """YAML front matter (between two ``---`` lines at the top, LF or CRLF) and the rest of the text.
+
+    A ``MetadataError`` when the YAML is invalid, is not a mapping, or is never closed.
+    """
+    text_start = 1 if text.startswith("\ufeff") else 0  # a BOM that the decoder left
+    opening = _FRONT_MATTER_OPEN.match(text, text_start)
+    if not opening:
+        return {}, text
+    closing = _FRONT_MATTER_CLOSE.search(text, opening.end())
+    if not closing:
+        raise MetadataError(
+            where, "front matter opened by '---' on the first line is never closed: add a closing '---' line"
+        )
+    try:
+        meta = yaml.safe_load(text[opening.end() : closing.start()]) or {}
+    except yaml.YAMLError as error:
+        raise MetadataError(where, f"front matter is not valid YAML ({error}); not indexed until it is fixed") from None
+    if not isinstance(meta, dict):
+        raise MetadataError(where, "front matter must be a mapping of keys to values; not indexed until it is fixed")
+    return {str(k): _plain(v) for k, v in meta.items()}, text[closing.end() :]
+
+
+def _plain(value: Any) -> Any:
+    """YAML dates become ISO strings, so metadata stays JSON and compares as text."""
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return value.isoformat() if hasattr(value, "isoformat") else str(value)
+
+
+def sidecar_metadata(path: Path) -> dict[str, Any]:
+    """Metadata from ``<file>.meta.json`` next to ``path`` (every loader honours it; {} when absent).
+
+    A ``MetadataError`` when it cannot be read or parsed: the file is then not indexed (fail closed).
+    """
+    sidecar = path.with_name(path.name + SIDECAR_SUFFIX)
+    if not sidecar.is_file():
+        return {}
+    try:
+        meta = json.loads(sidecar.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise MetadataError(
+            str(sidecar), f"cannot read sidecar metadata ({error}); {path.name} is not indexed until it is fixed"
+        ) from None
+    if not isinstance(meta, dict):
+        raise MetadataError(str(sidecar), f"sidecar metadata must be a JSON object; {path.name} is not indexed")
+    return meta
