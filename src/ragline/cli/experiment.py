@@ -24,6 +24,8 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     from ragline.corpora.orrin import DEFAULT_SEED, build_orrin
     from ragline.eval import chunking
 
+    if args.name in LAB_EXPERIMENTS:
+        return _lab_experiment(args)
     corpus = build_orrin(args.seed if args.seed is not None else DEFAULT_SEED)
     if args.name == "lost-in-the-middle":
         return _lost_in_the_middle(args, corpus)
@@ -54,6 +56,31 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         table.add_row(Text(row["chunker"]), row["context"], row["retriever"], str(row["chunks"]),
                       f"{row['split_evidence']:.0%}", *cells)  # fmt: skip
     Console(width=max(Console().width, 160)).print(table)
+    return 0
+
+
+# Experiments of ragline.eval.experiments: module name, whether it needs embeddings.
+LAB_EXPERIMENTS = {"scorers": ("scorers", False), "rrf-k": ("fusion", True)}
+
+
+def _lab_experiment(args: argparse.Namespace) -> int:
+    import importlib
+
+    from ragline.eval.experiments import load_workload
+
+    module_name, embeds = LAB_EXPERIMENTS[args.name]
+    module = importlib.import_module(f"ragline.eval.experiments.{module_name}")
+    started = time.perf_counter()
+    workload = load_workload(args.dataset, args.embedder if embeds else None, args.limit)
+    payload = module.run(workload)
+    payload["wall_s"] = round(time.perf_counter() - started, 1)
+    payload["provenance"] = {"ragline_version": __version__, "dataset": args.dataset, "embedder": args.embedder}
+    if args.output == "json":
+        emit_json(payload)
+        return 0
+    console = Console(width=max(Console().width, 160))
+    for table in module.tables(payload):
+        console.print(table)
     return 0
 
 
@@ -108,9 +135,13 @@ def add_parser(sub: Any) -> None:
         description="chunking: chunker x context x retriever; Hit@1 by question type and the share of "
         "evidence sentences split by chunk boundaries. lost-in-the-middle: accuracy of the extractive reader "
         "and an LLM with the gold source at each position among k BM25 distractors (Liu et al. 2023), and "
-        "of the context orders rank / ends / reverse.",
+        "of the context orders rank / ends / reverse. scorers: word overlap vs TF-IDF vs BM25 by question type, "
+        "k1 x b grids, keyword stuffing. rrf-k: RRF k swept against min-max and z-score, exclusive finds vs "
+        "consensus, and one outlier BM25 score.",
     )
-    p.add_argument("name", choices=("chunking", "lost-in-the-middle"))
+    p.add_argument("name", choices=("chunking", "lost-in-the-middle", *LAB_EXPERIMENTS))
+    p.add_argument("--dataset", metavar="DIR", help="scorers, rrf-k: a BEIR or questions folder (default: Orrin Grid)")
+    p.add_argument("--limit", type=positive_int, help="scorers, rrf-k: the first N judged queries of --dataset")
     p.add_argument("--chunker", action="append", metavar="SPEC", help="chunker spec, repeatable (default: a sweep)")
     p.add_argument("--context", action="append", choices=("none", "breadcrumb", "late", "llm"), help="repeatable")
     p.add_argument("--retriever", action="append", choices=("bm25", "dense", "hybrid"), help="repeatable")
