@@ -152,9 +152,13 @@ def explain(
 
 def fusion_explanation(runs: dict[str, dict[str, float]], doc_id: str, fusers: Sequence[str] = FUSERS) -> dict:
     """Per fuser: ``doc_id``'s normalized score in each run (None: not retrieved), fused score and rank."""
-    from ragline.retrieve.fusion import _min_max, _reciprocal_ranks, _z_score, fuse, rank
+    from ragline.retrieve.fusion import fuse, min_max_normalize, rank, reciprocal_ranks, z_score_normalize
 
-    normalizers = {"rrf": lambda run: _reciprocal_ranks(run, 60), "min_max": _min_max, "z_score": _z_score}
+    normalizers = {
+        "rrf": lambda run: reciprocal_ranks(run, 60),
+        "min_max": min_max_normalize,
+        "z_score": z_score_normalize,
+    }
     out = {}
     for name in fusers:
         if name not in normalizers:

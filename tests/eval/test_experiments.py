@@ -8,7 +8,7 @@ import numpy as np
 
 from ragline.eval.experiments import Query, TypeScores, Workload, scorers
 from ragline.index import BM25Params, Index, IndexSettings
-from ragline.retrieve.fusion import _min_max
+from ragline.retrieve.fusion import min_max_normalize
 from ragline.types import Document
 
 
@@ -70,5 +70,5 @@ def test_saturation_matches_the_lecture_numbers() -> None:
 
 def test_an_outlier_squeezes_min_max_scores() -> None:
     run = {"a": 9.0, "b": 6.0, "c": 3.0}
-    squeezed = _min_max({**run, "stuffed": 90.0})
-    assert np.isclose(_min_max(run)["b"], 0.5) and squeezed["b"] < 0.05
+    squeezed = min_max_normalize({**run, "stuffed": 90.0})
+    assert np.isclose(min_max_normalize(run)["b"], 0.5) and squeezed["b"] < 0.05

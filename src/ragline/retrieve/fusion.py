@@ -85,7 +85,7 @@ def min_max_normalize(run: Run) -> dict[str, float]:
     return {doc_id: (score - low) / spread for doc_id, score in run.items()}
 
 
-def _z_score(run: Run) -> dict[str, float]:
+def z_score_normalize(run: Run) -> dict[str, float]:
     """Zero mean, unit (population) standard deviation; a constant run maps to all 0 (as ranx)."""
     if not run:
         return {}
@@ -98,7 +98,7 @@ def _z_score(run: Run) -> dict[str, float]:
     return {doc_id: (score - mean) / spread for doc_id, score in run.items()}
 
 
-def _reciprocal_ranks(run: Run, k: float) -> dict[str, float]:
+def reciprocal_ranks(run: Run, k: float) -> dict[str, float]:
     return {doc_id: 1.0 / (k + position) for position, (doc_id, _) in enumerate(rank(run), start=1)}
 
 
@@ -115,7 +115,7 @@ def reciprocal_rank_fusion(
     if not (isinstance(k, int | float) and math.isfinite(k) and k >= 0):
         raise ConfigError(f"rrf: k must be a finite number >= 0 (the paper uses 60), got {k!r}")
     w = _weights(weights, len(runs))
-    return _weighted_sum((_reciprocal_ranks(run, k) for run in runs), w)
+    return _weighted_sum((reciprocal_ranks(run, k) for run in runs), w)
 
 
 @register("fuser", "min_max")
@@ -135,7 +135,7 @@ def z_score_fusion(runs: Sequence[Run], weights: Sequence[float] | None = None) 
     Montague & Aslam, "Relevance score normalization for metasearch", CIKM 2001.
     """
     w = _weights(weights, len(runs))
-    return _weighted_sum((_z_score(run) for run in runs), w)
+    return _weighted_sum((z_score_normalize(run) for run in runs), w)
 
 
 @register("fuser", "weighted_sum")

@@ -15,7 +15,7 @@ import numpy as np
 from rich.table import Table
 
 from ragline.eval.experiments import TypeScores, Workload
-from ragline.retrieve.fusion import _min_max, _z_score, fuse, rank
+from ragline.retrieve.fusion import fuse, min_max_normalize, rank, z_score_normalize
 
 RRF_KS = (1, 10, 60, 100, 1000)
 DEPTH = 100
@@ -56,7 +56,7 @@ def run(workload: Workload) -> dict[str, Any]:
             if q.type == "literal" and top["bm25"] and not cases[case][name][-1]:
                 literal_losses[name] += 1
         if len(lexical) >= 3:  # how far the other documents' normalized BM25 scores are pushed down
-            for name, normalize in (("min_max", _min_max), ("z_score", _z_score)):
+            for name, normalize in (("min_max", min_max_normalize), ("z_score", z_score_normalize)):
                 before, after = normalize(lexical), normalize(stuffed)
                 others = sorted(lexical, key=lexical.get, reverse=True)[1:10]
                 squeeze[name].append(float(np.mean([before[d] - after[d] for d in others])))
