@@ -17,9 +17,9 @@ from ragline.components import build
 from ragline.config import load_config
 from ragline.corpora.orrin import TRAIN_SEED, build_orrin
 from ragline.errors import ConfigError
-from ragline.index.filters import acl_filter
 from ragline.eval.answers import grade_question
 from ragline.index import Index
+from ragline.index.filters import acl_filter
 from ragline.ingest.pipeline import IngestConfig, chunk_documents
 from ragline.types import Hit
 
