@@ -34,13 +34,13 @@ ROLES: dict[str, tuple[str, tuple[str, ...]]] = {
     "query_transform": ("turns a query into weighted queries", ("ragline.retrieve",)),
     "reranker": ("reorders a first stage's hits", ("ragline.retrieve",)),
     "expander": ("maps small chunks to the larger text around them", ("ragline.retrieve",)),
-    "reader": ("answers a question from a context, with citations", ("ragline.answer.pipeline",)),
+    "reader": ("answers a question from a context, with citations", ("ragline.answer.pipeline", "ragline.agent")),
     "chunker": ("cuts a document into chunks", ("ragline.ingest.chunkers",)),
     "contextualizer": (
         "adds context to chunks before indexing",
         ("ragline.ingest.context", "ragline.ingest.llm_context"),
     ),
-    "grader": ("scores how well hits answer a (sub-)question", ("ragline.retrieve",)),
+    "grader": ("scores how well hits answer a (sub-)question", ("ragline.retrieve", "ragline.agent")),
 }
 
 

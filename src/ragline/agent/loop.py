@@ -1,0 +1,280 @@
+"""The multi-hop agent: decompose, retrieve hop by hop, grade, escalate, bridge, stop, read; all traced.
+
+For each hop the agent fills the sub-question with the bridge the previous hop found, retrieves
+(with the caller's filter inside the retriever), and grades the hits against the *sub-question*
+(CRAG). Below ``threshold`` it escalates, up to ``retries`` times: first a rewritten query (the
+sub-question's terms only), then the next rung of the retriever ladder (``bm25 -> hybrid -> hybrid +
+rerank``). When no attempt is good enough, ``policy`` decides: ``read`` hands on what it has,
+``abstain`` stops and says why. A hop's bridge is the name its best sentences give that the
+sub-question does not (``decompose.bridge_candidates``); no bridge ends the chain. The evidence of
+every hop (``hop_k`` passages each, never more than ``budget_passages`` in all) is the reader's
+context, so citations span hops. Caps on retrievals, model calls, tokens and seconds bound every
+question; hitting one stops the loop with that reason. ``interleave=true`` (IRCoT-style) lets a
+question that does not decompose take further hops: the next query is the question plus the bridge
+read so far.
+
+Registered as the reader ``agent`` (``[read] reader = "agent:max_hops=3,threshold=0.4"``): it
+declares ``retrieves = True`` and answers with ``answer(question, filter)``, returning the answer
+and the context it built; ``read(question, context)`` (a pipeline that does not pass the filter)
+answers from the given context alone, since retrieving more without the caller's filter could
+show them what they may not see.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+from ragline.agent.decompose import BRIDGE, Hop, LLMDecomposer, RuleDecomposer, bridge_candidates
+from ragline.agent.trace import Cost, Trace
+from ragline.answer.context import Context, approx_tokens, build_context, document_id
+from ragline.components import build, register
+from ragline.errors import ConfigError
+from ragline.index.filters import FilterLike
+from ragline.retrieve.base import empty_query_reason
+from ragline.retrieve.registry import build_retriever, needs_embeddings
+from ragline.types import Answer, Hit
+
+POLICIES = ("read", "abstain")
+
+
+@dataclass(frozen=True)
+class AgentSettings:
+    """Every threshold and limit of the loop (calibrate on training data; sweep in experiments)."""
+
+    max_hops: int = 3
+    hop_k: tuple[int, ...] = (5,)  # passages per hop (the last value repeats)
+    budget_passages: int = 10  # passages handed to the reader over all hops
+    depth: int = 20  # candidates retrieved per attempt (reranker input; bridge reading uses the top hop_k)
+    threshold: float = 0.5  # grade of the best hit below which a hop escalates
+    retries: int = 2  # escalations per hop
+    policy: str = "read"  # when no attempt passes: read anyway, or abstain
+    ladder: tuple[str, ...] = ("bm25", "hybrid")  # retriever specs, cheapest first
+    reranker: str | None = None  # a reranker spec: one more rung, the last retriever + this reranker
+    grader: str = "lexical"
+    decomposer: str = "rules"  # rules | llm
+    interleave: bool = True  # bridge further hops from what was read when the question does not decompose
+    reader: str = "extractive"
+    budget: int = 1500  # context tokens
+    max_retrievals: int = 12
+    max_model_calls: int = 8
+    max_tokens: int = 4000
+    max_seconds: float = 60.0
+
+    def __post_init__(self) -> None:
+        if self.policy not in POLICIES:
+            raise ConfigError(f"agent: policy must be one of {', '.join(POLICIES)}, not {self.policy!r}")
+        if self.decomposer not in ("rules", "llm"):
+            raise ConfigError(f"agent: decomposer must be rules or llm, not {self.decomposer!r}")
+        for name in ("max_hops", "budget_passages", "depth", "max_retrievals"):
+            if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
+                raise ConfigError(f"agent: {name} must be a whole number >= 1, got {getattr(self, name)!r}")
+        if not self.hop_k or any(not isinstance(k, int) or k < 1 for k in self.hop_k):
+            raise ConfigError(f"agent: hop_k must be whole numbers >= 1 (e.g. 5 or 3/2), got {self.hop_k!r}")
+        if not self.ladder:
+            raise ConfigError("agent: ladder needs at least one retriever spec, e.g. [bm25; hybrid]")
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> AgentSettings:
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(params) - known)
+        if unknown:
+            raise ConfigError(f"agent: unknown setting(s) {', '.join(unknown)}; it takes {', '.join(sorted(known))}")
+        values = dict(params)
+        for key in ("hop_k", "ladder"):
+            if key in values:
+                raw = values[key]
+                values[key] = tuple(raw) if isinstance(raw, (list, tuple)) else (raw,)
+        return cls(**values)
+
+    def k_for(self, hop: int) -> int:
+        return self.hop_k[min(hop, len(self.hop_k) - 1)]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+
+
+class MultiHopAgent:
+    """Hop-by-hop retrieval with a grader, escalation and stopping rules over an ``Index``."""
+
+    name = "agent"
+    retrieves = True  # answers with answer(question, filter): it retrieves itself
+
+    def __init__(self, index: Any, settings: AgentSettings, llm: Any = None) -> None:
+        self.index, self.settings, self.llm = index, settings, llm
+        usable = [s for s in settings.ladder if not needs_embeddings([s]) or index.settings.embedder]
+        if not usable:
+            raise ConfigError(f"agent: every ladder retriever ({', '.join(settings.ladder)}) needs embeddings; "
+                              "index with an embedder or put bm25 on the ladder")  # fmt: skip
+        self.rungs: list[tuple[str, Any, Any]] = [(s, build_retriever(s, index), None) for s in usable]
+        if settings.reranker:
+            reranker = build("reranker", settings.reranker, index=index, llm=llm)
+            self.rungs.append((f"{usable[-1]}+{settings.reranker}", self.rungs[-1][1], reranker))
+        self.grader = build("grader", settings.grader, index=index, llm=llm)
+        self.reader = build("reader", settings.reader, index=index, llm=llm)
+        if settings.decomposer == "llm":
+            if llm is None:
+                raise ConfigError("agent: decomposer=llm needs a model; pass llm= or use decomposer=rules")
+            self.decomposer: Any = LLMDecomposer(llm)
+        else:
+            self.decomposer = RuleDecomposer()
+        self.analyze = index.settings.analyzer
+
+    # -- the reader interface ---------------------------------------------------------------------
+    def read(self, question: str, context: Context) -> Answer:
+        """The answer from ``context`` alone (no filter was passed, so the agent does not retrieve more)."""
+        answer = self.reader.read(question, context)
+        answer.details["agent"] = {"note": "read the given context only: no filter was passed, so no hops ran"}
+        return answer
+
+    def stream(self, question: str, context: Context) -> Any:
+        answer = self.read(question, context)
+        yield answer.text
+        yield answer
+
+    def config(self) -> dict[str, Any]:
+        return {"name": self.name, **self.settings.to_dict()}
+
+    # -- the loop ---------------------------------------------------------------------------------
+    def answer(self, question: str, filter: FilterLike = None) -> tuple[Answer, Context]:
+        """The answer to ``question`` retrieving as the caller (``filter`` inside every retrieval)."""
+        s = self.settings
+        trace = Trace(question)
+        model_calls_before = getattr(self.decomposer, "calls", 0)
+        hops = self.decomposer.decompose(question)
+        calls = getattr(self.decomposer, "calls", 0) - model_calls_before
+        trace.step("decompose", thought=" -> ".join(h.text for h in hops), action=self.decomposer.name,
+                   cost=Cost(model_calls=calls, tokens=calls * approx_tokens(question)))  # fmt: skip
+        evidence: list[Hit] = []
+        per_hop: list[list[Hit]] = []
+        seen: set[str] = set()
+        bridge: str | None = None
+        asked = question
+        stop = ""
+        hop_n = 0
+        while hop_n < s.max_hops:
+            if hop_n < len(hops):
+                hop = hops[hop_n]
+            elif s.interleave and bridge is not None and len(hops) == 1:
+                hop = Hop(f"{question} {BRIDGE}")  # IRCoT-style: the question plus what was read
+            else:
+                break
+            if BRIDGE in hop.text and bridge is None:
+                stop = "no bridge entity found in the previous hop's evidence"
+                break
+            asked = hop.text.replace(BRIDGE, bridge or "").strip()
+            room = s.budget_passages - len(evidence)
+            if room <= 0:
+                stop = f"passage budget of {s.budget_passages} spent"
+                break
+            hits, grade, capped = self._retrieve_hop(asked, hop_n, filter, seen, min(s.k_for(hop_n), room), trace)
+            if capped:
+                stop = capped
+                break
+            if grade < s.threshold and s.policy == "abstain":
+                stop = f"hop {hop_n + 1}: best grade {grade:.3f} stayed below the threshold {s.threshold} " \
+                       f"after {s.retries} retries (policy: abstain)"  # fmt: skip
+                trace.stop_reason = stop
+                trace.step("stop", hop=hop_n + 1, observation=stop)
+                return self._abstain(stop, trace), build_context(_renumber(per_hop), s.budget)
+            evidence += hits
+            per_hop.append(hits)
+            seen |= {document_id(h) for h in hits}
+            hop_n += 1
+            more = hop_n < len(hops) or (s.interleave and len(hops) == 1 and hop_n < s.max_hops)
+            if more:
+                found = bridge_candidates(asked, hop.head, hits, self.analyze) if hits else []
+                bridge = found[0].phrase if found else None
+                shown = ", ".join(f"{b.name} ({b.score:.2f})" for b in found[:3]) or "none"
+                trace.step("bridge", hop=hop_n, thought=f"candidates: {shown}", observation=bridge or "none")
+        else:
+            stop = stop or f"reached the maximum of {s.max_hops} hops"
+        if not stop:
+            stop = "every sub-question was retrieved"
+        context = build_context(_renumber(per_hop), s.budget)
+        answer = self.reader.read(asked, context)
+        read_as = asked
+        if answer.abstained and asked != question:
+            answer = self.reader.read(question, context)
+            read_as = question
+        trace.step("read", query=read_as, action=self.reader.name, observation=answer.text or "(abstained)",
+                   cost=Cost(tokens=context.tokens))  # fmt: skip
+        trace.stop_reason = stop
+        trace.total.seconds = round(trace.elapsed(), 4)
+        answer.details["trace"] = trace.to_dict()
+        return answer, context
+
+    def _retrieve_hop(
+        self, query: str, hop_n: int, filter: FilterLike, seen: set[str], k: int, trace: Trace
+    ) -> tuple[list[Hit], float, str]:
+        """The hop's best attempt: (new hits, their grade, a cap's stop reason or "")."""
+        s = self.settings
+        best: tuple[list[Hit], float] = ([], -1.0)
+        attempts = _attempts(query, len(self.rungs), s.retries, self.analyze)
+        for attempt, (text, rung) in enumerate(attempts):
+            capped = self._capped(trace)
+            if capped:
+                return best[0], max(best[1], 0.0), capped
+            name, retriever, reranker = self.rungs[rung]
+            started = time.perf_counter()
+            if empty_query_reason(text, self.analyze):
+                hits: list[Hit] = []
+            else:
+                hits = retriever.search(text, s.depth, filter)
+                if reranker is not None:
+                    hits = reranker.rerank(query, hits, s.depth)
+            hits = [h for h in hits if document_id(h) not in seen][:k]
+            grades = self.grader.grade(query, hits) if hits else []
+            grade = max(grades, default=0.0)
+            kind = "retrieve" if attempt == 0 else "escalate"
+            trace.step(kind, hop=hop_n + 1, query=text, retriever=name, hits=hits, grade=grade,
+                       thought="" if attempt == 0 else f"previous grade below {s.threshold}",
+                       cost=Cost(retrievals=1, seconds=round(time.perf_counter() - started, 4)))  # fmt: skip
+            if grade > best[1]:
+                best = (hits, grade)
+            if grade >= s.threshold:
+                break
+        return best[0], max(best[1], 0.0), ""
+
+    def _capped(self, trace: Trace) -> str:
+        s, total = self.settings, trace.total
+        if total.retrievals >= s.max_retrievals:
+            return f"retrieval cap of {s.max_retrievals} reached"
+        if total.model_calls >= s.max_model_calls:
+            return f"model call cap of {s.max_model_calls} reached"
+        if total.tokens >= s.max_tokens:
+            return f"token cap of {s.max_tokens} reached"
+        if trace.elapsed() >= s.max_seconds:
+            return f"time cap of {s.max_seconds} s reached"
+        return ""
+
+    def _abstain(self, reason: str, trace: Trace) -> Answer:
+        trace.total.seconds = round(trace.elapsed(), 4)
+        return Answer("", True, reader=self.name, details={"reason": reason, "trace": trace.to_dict()})
+
+
+def _attempts(query: str, rungs: int, retries: int, analyze: Any) -> list[tuple[str, int]]:
+    """(query text, ladder rung) per attempt: the query; its terms alone (a rewrite); then costlier rungs."""
+    rewritten = " ".join(dict.fromkeys(w for w in query.replace("?", " ").split() if analyze(w)))
+    plan = [(query, 0)]
+    if rewritten and rewritten != query:
+        plan.append((rewritten, 0))
+    plan += [(query, rung) for rung in range(1, rungs)]
+    return plan[: retries + 1]
+
+
+def _renumber(per_hop: list[list[Hit]]) -> list[Hit]:
+    """Every hop's evidence ranked 1..n, the last hop first: it answers the question the reader is asked,
+    and earlier hops (the bridges' evidence) follow, latest first."""
+    ordered = [h for hits in reversed(per_hop) for h in hits]
+    return [Hit(h.doc_id, h.score, i, h.title, h.text, h.metadata) for i, h in enumerate(ordered, start=1)]
+
+
+@register("reader", "agent")
+def agent_reader(index: Any = None, llm: Any = None, **settings: Any) -> MultiHopAgent:
+    """Multi-hop agent: decomposes, retrieves hop by hop with a grader and stopping rules, reads all hops."""
+    if index is None:
+        raise ConfigError("reader 'agent' retrieves by itself: build it with an index (RAGPipeline.from_config)")
+    return MultiHopAgent(index, AgentSettings.from_params(settings), llm=llm)
