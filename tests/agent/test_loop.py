@@ -149,3 +149,27 @@ def test_the_agent_code_holds_no_vocabulary_of_a_test_corpus() -> None:
     vocabulary = re.compile(r"substation|\bss-|depot|crew|orrin|grid ops|korelir|capital is", re.IGNORECASE)
     for path in (ROOT / "src" / "ragline" / "agent").glob("*.py"):
         assert not vocabulary.findall(path.read_text(encoding="utf-8")), path.name
+
+
+def test_ask_with_the_agent_config_prints_its_trace_and_eval_grades_multihop(capsys, tmp_path) -> None:
+    # The acceptance path: the Orrin export, the shipped agent pipeline, one question type.
+    import json
+
+    from ragline.cli import main
+
+    out = tmp_path / "orrin"
+    assert main(["corpus", "orrin", "--out", str(out), "--train"]) == 0
+    capsys.readouterr()
+    assert main(["eval", str(out), "--config", "agent", "--types", "multihop", "--output", "json"]) == 0
+    summary = json.loads(capsys.readouterr().out)["summary"]
+    assert set(summary["by_type"]) == {"multihop"} and summary["by_type"]["multihop"]["correct"] >= 11
+    index = str(tmp_path / "idx")
+    assert main(["index", str(out), "--index", index, "--config", "agent", "--output", "json"]) == 0
+    capsys.readouterr()
+    question = next(json.loads(line) for line in (out / "questions.jsonl").open() if '"multihop"' in line)
+    assert main(["ask", question["question"], "--index", index, "--config", "agent", "--trace"]) == 0
+    printed = capsys.readouterr().out
+    assert "trace" in printed and "hop 2" in printed and "retrievals" in printed
+    assert main(["ask", question["question"], "--index", index, "--config", "agent", "--output", "json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["trace"]["steps"] and answer["provenance"]["config"]["name"] == "agent"

@@ -204,6 +204,8 @@ class RAGPipeline:
     def answer(self, question: str, filter: FilterLike = None) -> tuple[Answer, Context]:
         if self.reader is None:
             raise ConfigError("this pipeline has no reader (reader = \"none\"): it ranks, it does not answer")
+        if getattr(self.reader, "retrieves", False):  # an agent: it retrieves hop by hop, the filter inside
+            return self.reader.answer(question, filter)
         context = self.context(question, filter)
         return self.reader.read(question, context), context
 

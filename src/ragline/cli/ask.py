@@ -56,9 +56,15 @@ def cmd_ask(args: argparse.Namespace) -> int:
             Console().print(Text(f"no answer: {empty}", style="yellow"))
         return 0
     pipeline = RAGPipeline.from_config(config, index)
-    context = pipeline.context(args.question, flt)
     console = Console(soft_wrap=True)
-    answer = read_answer(pipeline, args.question, context, console if args.output != "json" else None)
+    if getattr(pipeline.reader, "retrieves", False):  # an agent retrieves hop by hop: its answer comes whole
+        answer, context = pipeline.answer(args.question, flt)
+        if args.output != "json":
+            console.out(answer.text, end="", highlight=False)
+    else:
+        context = pipeline.context(args.question, flt)
+        answer = read_answer(pipeline, args.question, context, console if args.output != "json" else None)
+    trace = answer.details.get("trace")
     if args.output == "json":
         retrieved_by = pipeline.retriever_obj.config().get("name", str(config.retrieve.retriever))
         emit_json({"question": args.question, "answer": answer.text, "abstained": answer.abstained,
@@ -67,10 +73,17 @@ def cmd_ask(args: argparse.Namespace) -> int:
                     "sources": [{"n": s.n, "doc_id": s.doc_id, "chunk_id": s.chunk_id, "title": s.hit.title,
                                  "score": s.hit.score, "retriever": retrieved_by, "text": s.text}
                                 for s in context.sources],
+                    **({"trace": trace} if trace is not None else {}),
                     "provenance": {**provenance, **pipeline.config()}})  # fmt: skip
         return 0
     console.out("")
     print_answer(console, answer, context, index.settings.analyzer, args.question)
+    if args.trace:
+        from ragline.agent.trace import render
+
+        console.rule("trace")
+        one_step = "no trace: this reader answers in one step (see --config agent)"
+        console.print(Text(render(trace) if trace else one_step))
     return 0
 
 
@@ -160,6 +173,11 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--filter", help="metadata filter applied inside retrieval")
     p.add_argument("--groups", help="ask as a user in these ACL groups, comma-separated, e.g. all,hr")
     p.add_argument("--group", action="append", metavar="NAME", help="one more ACL group, verbatim (repeatable)")
+    p.add_argument(
+        "--trace",
+        action="store_true",
+        help="print the agent's steps (hops, queries, retrievers, hits, grades, costs); JSON output always has them",
+    )
     add_config_flag(p, "pipelines/default.toml (hybrid retrieval, the local LLM reads 5 sources)")
     add_common(p)
     p.set_defaults(func=cmd_ask)
