@@ -11,6 +11,7 @@ from rich.text import Text
 from ragline.cli.common import (
     add_common,
     add_config_flag,
+    add_principal_flags,
     emit_json,
     index_location,
     positive_int,
@@ -171,8 +172,7 @@ def add_parser(sub: Any) -> None:
         help="source order in the prompt: rank, or ends = best at both ends (lost in the middle)",
     )
     p.add_argument("--filter", help="metadata filter applied inside retrieval")
-    p.add_argument("--groups", help="ask as a user in these ACL groups, comma-separated, e.g. all,hr")
-    p.add_argument("--group", action="append", metavar="NAME", help="one more ACL group, verbatim (repeatable)")
+    add_principal_flags(p, "ask")
     p.add_argument(
         "--trace",
         action="store_true",

@@ -17,6 +17,7 @@ from ragline.text import PRESETS, Analyzer
 
 if TYPE_CHECKING:
     from ragline.config import PipelineConfig
+    from ragline.principals import Principal
 
 DEFAULT_INDEX = "ragline-index"
 
@@ -72,19 +73,36 @@ def parse_fields(spec: str) -> dict[str, float]:
     return fields
 
 
+def principal_of(args: argparse.Namespace) -> Principal:
+    """The principal a command runs as: ``--as USER`` of ``--principals FILE``, or ``--groups``/``--group``."""
+    from ragline.principals import resolve_principal
+
+    groups = None
+    if args.groups is not None or args.group:
+        groups = [g.strip() for g in (args.groups or "").split(",") if g.strip()] + list(args.group or [])
+    return resolve_principal(args.principals, args.as_user, groups)
+
+
 def restricted_filter(args: argparse.Namespace) -> tuple[Any, str | None]:
-    """``--filter`` joined (as trees) to the ACL groups of ``--groups a,b`` and each ``--group NAME``,
-    and its text for reports.
+    """``--filter`` joined (as trees) to the principal's ACL restriction, and its text for reports.
 
-    Neither flag: no restriction. Given but naming no group (``--groups ""``): nothing is visible.
+    No principal given: no restriction. Groups given but naming none (``--groups ""``): nothing is visible.
     """
-    from ragline.index.filters import acl_filter, filter_text, restrict
+    from ragline.index.filters import filter_text, restrict
 
-    if args.groups is None and not args.group:
+    restriction = principal_of(args).restriction()
+    if restriction is None:
         return args.filter, args.filter
-    groups = [g.strip() for g in (args.groups or "").split(",") if g.strip()] + list(args.group or [])
-    combined = restrict(args.filter, acl_filter(groups))
+    combined = restrict(args.filter, restriction)
     return combined, filter_text(combined)
+
+
+def add_principal_flags(p: argparse.ArgumentParser, verb: str) -> None:
+    g = p.add_argument_group("who is asking (the ACL filter applies inside retrieval)")
+    g.add_argument("--groups", help=f"{verb} as a user in these ACL groups, comma-separated, e.g. all,hr")
+    g.add_argument("--group", action="append", metavar="NAME", help="one more ACL group, verbatim (repeatable)")
+    g.add_argument("--principals", metavar="FILE", help="users and their groups (TOML/YAML/JSON, a [users] table)")
+    g.add_argument("--as", dest="as_user", metavar="USER", help=f"{verb} as USER of --principals (not with --groups)")
 
 
 def report_embeddings(index: Index) -> None:

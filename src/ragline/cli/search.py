@@ -13,6 +13,7 @@ from ragline.cli.common import (
     add_bm25_flags,
     add_common,
     add_config_flag,
+    add_principal_flags,
     document_of,
     emit_json,
     index_path,
@@ -84,8 +85,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("query")
     p.add_argument("-k", type=positive_int, default=10, help="number of results (10)")
     p.add_argument("--filter", help='metadata filter, e.g. "acl in [all, hr] and year >= 2024"')
-    p.add_argument("--groups", help="search as a user in these ACL groups, comma-separated, e.g. all,hr")
-    p.add_argument("--group", action="append", metavar="NAME", help="one more ACL group, verbatim (repeatable)")
+    add_principal_flags(p, "search")
     p.add_argument(
         "--retriever",
         metavar="SPEC",
