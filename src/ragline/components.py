@@ -41,6 +41,7 @@ ROLES: dict[str, tuple[str, tuple[str, ...]]] = {
         ("ragline.ingest.context", "ragline.ingest.llm_context"),
     ),
     "grader": ("scores how well hits answer a (sub-)question", ("ragline.retrieve", "ragline.agent")),
+    "guard": ("flags or drops instruction-like text in retrieved hits before the reader", ("ragline.guard",)),
 }
 
 

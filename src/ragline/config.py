@@ -1,6 +1,6 @@
 """``PipelineConfig``: one description of a whole pipeline, from ingestion to the reader.
 
-    ingest -> index -> retrieve -> transform -> fuse -> rerank -> expand -> order -> read
+    ingest -> index -> retrieve -> transform -> fuse -> rerank -> expand -> guard -> order -> read
 
 Each stage names registered components (``ragline.components``) by spec string or by table, so a
 config is data: it loads from TOML or YAML, round-trips through ``to_dict``/``from_dict``, is stamped
@@ -89,6 +89,11 @@ class ExpandStage:
 
 
 @dataclass(frozen=True)
+class GuardStage:
+    guard: Spec | None = None  # an injection firewall over retrieved text, e.g. "firewall:policy=drop"
+
+
+@dataclass(frozen=True)
 class OrderStage:
     order: str = "rank"  # rank | ends | reverse (lost in the middle)
     budget: int = 1500  # context tokens
@@ -110,6 +115,7 @@ _STAGES = {
     "transform": TransformStage,
     "rerank": RerankStage,
     "expand": ExpandStage,
+    "guard": GuardStage,
     "order": OrderStage,
     "read": ReadStage,
 }
@@ -127,6 +133,7 @@ class PipelineConfig:
     transform: TransformStage = field(default_factory=TransformStage)
     rerank: RerankStage = field(default_factory=RerankStage)
     expand: ExpandStage = field(default_factory=ExpandStage)
+    guard: GuardStage = field(default_factory=GuardStage)
     order: OrderStage = field(default_factory=OrderStage)
     read: ReadStage = field(default_factory=ReadStage)
 

@@ -5,7 +5,7 @@ store serves another. A class need not inherit anything to play a role: having t
 (``isinstance(x, Reranker)`` checks it at run time). Components register by role and name in
 ``ragline.components``; the pipeline (``ragline.answer.pipeline.RAGPipeline``) calls them in this order:
 
-    transform -> retrieve (each query) -> fuse -> rerank -> expand -> order -> read
+    transform -> retrieve (each query) -> fuse -> rerank -> expand -> guard -> order -> read
 """
 
 from __future__ import annotations
@@ -96,3 +96,12 @@ class Grader(Protocol):
     """Scores how well each hit answers a (sub-)question: the agent's "is this good enough?"."""
 
     def grade(self, question: str, hits: list[Hit]) -> list[float]: ...
+
+
+@runtime_checkable
+class Guard(Protocol):
+    """Screens retrieved hits before the reader: annotates or drops instruction-like (injected) text."""
+
+    def screen(self, question: str, hits: list[Hit]) -> list[Hit]: ...
+
+    def config(self) -> dict[str, Any]: ...

@@ -134,6 +134,7 @@ class RAGPipeline:
     reranker: Any = None
     rerank_depth: int = 50
     expander: Any = None
+    guard: Any = None  # screens hits for injected instructions before the reader (ragline.roles.Guard)
     retriever_obj: Any = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -162,6 +163,7 @@ class RAGPipeline:
             reranker=build("reranker", stage.rerank.reranker, **deps) if stage.rerank.reranker else None,
             rerank_depth=stage.rerank.depth,
             expander=build("expander", stage.expand.expander, **deps) if stage.expand.expander else None,
+            guard=build("guard", stage.guard.guard, **deps) if stage.guard.guard else None,
         )
 
     @property
@@ -180,7 +182,9 @@ class RAGPipeline:
         """
         hits = drop_superseded(self._first_stage(question, self._depth(self.k), filter))
         hits = self._second_stage(question, hits, self.k)
-        return self.expander.expand(question, hits) if self.expander is not None else hits
+        if self.expander is not None:
+            hits = self.expander.expand(question, hits)
+        return self.guard.screen(question, hits) if self.guard is not None else hits
 
     def _depth(self, k: int) -> int:
         return max(self.rerank_depth, k) if self.reranker is not None else k
@@ -220,4 +224,6 @@ class RAGPipeline:
             out["reranker"] = {**self.reranker.config(), "depth": self.rerank_depth}
         if self.expander is not None:
             out["expander"] = self.expander.config()
+        if self.guard is not None:
+            out["guard"] = self.guard.config()
         return out
