@@ -102,7 +102,8 @@ def components(role: str) -> dict[str, Component]:
 
 
 def names(role: str) -> tuple[str, ...]:
-    return tuple(components(role))
+    """The registered names of ``role``, sorted."""
+    return tuple(sorted(components(role)))
 
 
 def component(role: str, name: str) -> Component:

@@ -25,8 +25,6 @@ from ragline.eval.answers import grade_question
 from ragline.eval.typed import acl_filter, hit_by_type
 from ragline.retrieve.registry import build_retriever
 
-RETRIEVERS = ("bm25", "dense", "hybrid")
-
 
 def main() -> int:
     console = Console(width=max(Console().width, 140))  # tables of ids need room, even in a log
@@ -59,15 +57,15 @@ def main() -> int:
     if os.environ.get("RAGLINE_DEMO_LLM", "1") != "0":
         _llm_answers(console, index, corpus)
 
-    scores = {name: hit_by_type(build_retriever(name, index), corpus.questions) for name in RETRIEVERS}
+    scores = {name: hit_by_type(build_retriever(name, index), corpus.questions) for name in chunking.RETRIEVERS}
     table = Table(title="Retrieval by question type: Hit@1 / Hit@3 (leaks: a forbidden document in the top 3)")
     table.add_column("type")
     table.add_column("n", justify="right")
-    for name in RETRIEVERS:
+    for name in chunking.RETRIEVERS:
         table.add_column(name, justify="right")
     for qtype in [*dict.fromkeys(q.type for q in corpus.questions), "all"]:
         row = [qtype, str(scores["bm25"][qtype]["questions"])]
-        for name in RETRIEVERS:
+        for name in chunking.RETRIEVERS:
             s = scores[name][qtype]
             hits = "n/a" if s["hit@1"] is None else f"{s['hit@1']:.2f} / {s['hit@3']:.2f}"
             row.append(hits + (f"  [red]{s['leaks']} leaks[/]" if s["leaks"] else ""))

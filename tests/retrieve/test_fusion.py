@@ -162,7 +162,7 @@ def test_rank_orders_by_score_then_doc_id() -> None:
 
 
 def test_bad_parameters_raise_config_error() -> None:
-    choices = "rrf, min_max, z_score, weighted_sum, sum"
+    choices = "comb_mnz, min_max, rrf, sum, weighted_sum, z_score"
     with pytest.raises(ConfigError, match=f"unknown fuser .borda.; choose one of: {choices}"):
         fuse("borda", [{"a": 1.0}])
     with pytest.raises(ConfigError, match="it accepts: k, weights"):

@@ -253,3 +253,26 @@ def query_config(args: argparse.Namespace, index: Index) -> PipelineConfig:
     if not index.settings.embedder and not args.config and not args.retriever:
         config = config.with_overrides(retrieve={"retriever": "bm25"})
     return config
+
+
+# -- component specs on the command line ------------------------------------------------------------------
+def component_spec(role: str) -> Any:
+    """An argparse type: a spec whose name is a registered ``role`` component (checked at parse time)."""
+    from ragline.components import component, spec_of
+
+    def parse(text: str) -> str:
+        try:
+            component(role, spec_of(text)[0])
+        except RaglineError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+        return text
+
+    parse.__name__ = f"{role} spec"
+    return parse
+
+
+def component_help(role: str, lead: str) -> str:
+    """``lead`` and the registered names of ``role``, so --help lists what is installed."""
+    from ragline.components import names
+
+    return f"{lead} (registered: {', '.join(names(role))})"

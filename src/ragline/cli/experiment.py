@@ -13,6 +13,8 @@ from rich.text import Text
 from ragline import __version__
 from ragline.cli.common import (
     add_common,
+    component_help,
+    component_spec,
     emit_json,
     positive_int,
     rate,
@@ -144,7 +146,13 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--limit", type=positive_int, help="scorers, rrf-k: the first N judged queries of --dataset")
     p.add_argument("--chunker", action="append", metavar="SPEC", help="chunker spec, repeatable (default: a sweep)")
     p.add_argument("--context", action="append", choices=("none", "breadcrumb", "late", "llm"), help="repeatable")
-    p.add_argument("--retriever", action="append", choices=("bm25", "dense", "hybrid"), help="repeatable")
+    p.add_argument(
+        "--retriever",
+        action="append",
+        type=component_spec("retriever"),
+        metavar="SPEC",
+        help=component_help("retriever", "retriever spec, repeatable (default: bm25, dense, hybrid)"),
+    )
     p.add_argument("--seed", type=int, help="corpus seed (default: the evaluation world)")
     p.add_argument("--embedder", default="minilm", help="embedding model (minilm)")
     g = p.add_argument_group("lost-in-the-middle (--chunker: the first one, default fixed:size=100,overlap=30)")

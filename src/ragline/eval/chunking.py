@@ -20,9 +20,16 @@ from ragline.ingest.pipeline import IngestConfig, build_index, chunk_documents
 from ragline.retrieve.registry import build_retriever
 from ragline.types import Document
 
-CHUNKERS = ("none", "fixed:size=30", "fixed:size=100,overlap=30", "sentences:window=3", "structure:max_words=200")
+CHUNKERS = (
+    "none",
+    "fixed:size=30",
+    "fixed:size=100,overlap=30",
+    "sentences:window=3",
+    "structure:max_words=200",
+    "recursive:size=100",
+)
 CONTEXTS = ("none", "breadcrumb", "late")
-RETRIEVERS = ("bm25", "dense", "hybrid")
+RETRIEVERS = ("bm25", "dense", "hybrid")  # the sweep (and the demo's table): one retriever per family
 
 
 def split_evidence_share(chunks: Sequence[Document], corpus: Corpus) -> float:
