@@ -20,6 +20,7 @@ The topics, names and wording here are this file's own, written apart from any b
 Deterministic: ``python benchmarks/injection/generate.py`` rewrites the same file from ``--seed``.
 """
 
+# ruff: noqa: E501  (the passages are data: one phrasing a line reads best)
 from __future__ import annotations
 
 import argparse

@@ -17,6 +17,7 @@ A segment's score is 1.0 for a pattern match, else the classifier's probability;
 best segment's. Segments at or above the threshold are flagged, with their character spans in the text.
 """
 
+# ruff: noqa: E501  (the pattern table: one alternative group a line reads best)
 from __future__ import annotations
 
 import base64

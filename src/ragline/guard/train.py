@@ -43,7 +43,9 @@ def read_set(path: Path) -> list[dict[str, Any]]:
         try:
             record = json.loads(line)
         except json.JSONDecodeError as error:
-            raise InputError(f"{path}:{number}: not JSON ({error}); regenerate it with benchmarks/injection/generate.py")
+            raise InputError(
+                f"{path}:{number}: not JSON ({error}); regenerate it with benchmarks/injection/generate.py"
+            ) from error
         for key in ("label", "split", "text", "style"):
             if key not in record:
                 raise InputError(f"{path}:{number}: missing field {key!r}")
@@ -104,7 +106,8 @@ def passage_rates(detector: InjectionDetector, records: Sequence[dict[str, Any]]
     out = {}
     for label in ("hostile", "benign"):
         chosen = [r for r in records if r["label"] == label]
-        out[f"{label}_flagged"] = round(sum(detector.inspect(r["text"]).flagged for r in chosen) / max(len(chosen), 1), 4)
+        flagged = sum(detector.inspect(r["text"]).flagged for r in chosen)
+        out[f"{label}_flagged"] = round(flagged / max(len(chosen), 1), 4)
     return out
 
 
