@@ -251,12 +251,13 @@ class MilvusCollection:
             for what, value in (("indexed text", text), ("stored document", payload)):
                 if len(value.encode()) > MAX_TEXT:
                     raise InputError(
-                        f"document {doc.id!r}: its {what} is {len(value.encode())} bytes, more than Milvus's "
-                        f"{MAX_TEXT}; cut it into chunks (--chunker structure:max_words=200)"
+                        f"document {doc.id!r}",
+                        f"its {what} is {len(value.encode())} bytes, more than Milvus's "
+                        f"{MAX_TEXT}; cut it into chunks (--chunker structure:max_words=200)",
                     )
             if len(acl) > MAX_ACL or any(len(g.encode()) > MAX_GROUP for g in acl):
                 raise InputError(
-                    f"document {doc.id!r}: acl holds more than {MAX_ACL} groups or one over {MAX_GROUP} bytes"
+                    f"document {doc.id!r}", f"acl holds more than {MAX_ACL} groups or one over {MAX_GROUP} bytes"
                 )
             rows.append({"id": doc.id, "doc": _document_of(doc.id), "hash": doc.hash, "text": text,
                          "acl": acl, "meta": meta, "payload": payload})  # fmt: skip
