@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
 
 import pytest
 
@@ -16,7 +15,6 @@ from ragline.store import milvus as milvus_store
 from ragline.store import open_store
 from ragline.types import Document
 
-BENCH = Path("/work/shared/bench")
 GROUPS = [f"g{i}" for i in range(12)] + ["2024", "a,b", "or"]
 WORDS = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split()
 
@@ -79,8 +77,8 @@ def test_a_commit_that_fails_midway_converges_when_run_again(milvus_uri, monkeyp
         assert ids == sorted(d.id for d in docs)  # no duplicate, no loss
 
 
-def test_cranfield_slice_bm25_close_to_the_embedded_index(milvus_uri):
-    dataset = load_dataset(BENCH / "cranfield")
+def test_cranfield_slice_bm25_close_to_the_embedded_index(milvus_uri, bench):
+    dataset = load_dataset(bench / "cranfield")
     corpus = dataset.corpus[:200]
     index = Index.create(None, IndexSettings())
     index.add(corpus)

@@ -333,7 +333,8 @@ class MilvusCollection:
         }
 
     def stats(self) -> dict[str, Any]:
-        return {"store": str(self.uri), "documents": len(self), **self.stamps()}
+        # Milvus keeps no commit generations: writes are visible once flushed.
+        return {"store": str(self.uri), "documents": len(self), "generation": None, **self.stamps()}
 
     info = stats
 
