@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import time
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from ragline.index import Index
 from ragline.ingest import LoadReport, load_jsonl_corpus, load_path
 from ragline.ingest.loaders import DOCUMENT_SUFFIXES
 from ragline.progress import stderr
+from ragline.store import open_store
 
 
 def load_source(source: Path, max_bytes: int, follow_links: bool = False) -> LoadReport:
@@ -59,7 +61,14 @@ def cmd_index(args: argparse.Namespace) -> int:
         from ragline.ingest.pipeline import IngestConfig, chunk_documents
 
         units, _ = chunk_documents(loaded.documents, IngestConfig(settings.chunker, settings.context))
-    with Index.open_or_create(path, settings) as index:
+    store = getattr(args, "store", None)
+    if store:
+        # Milvus stamps vectors with FLAT (exact) search unless --vector-index was given.
+        if args.vector_index is None:
+            settings = dataclasses.replace(settings, vector_index="flat")
+        path = store
+    opened = open_store(store, settings) if store else Index.open_or_create(path, settings)
+    with opened as index:
         # A file that fails to load keeps what an earlier run indexed (nothing indexed is lost), except where
         # failing closed is safer (bad metadata, links out of the folder): loaded.keep says which ids stay.
         # One document file adds or updates that document; a folder or corpus is mirrored (prune).
@@ -136,6 +145,12 @@ def add_parser(sub: Any) -> None:
         "--default-acl",
         metavar="GROUPS",
         help="ACL groups (comma-separated, e.g. all) given to documents that have no acl of their own",
+    )
+    p.add_argument(
+        "--store",
+        metavar="URI",
+        help="index into a Milvus collection instead of the --index folder: milvus://[user:password@]HOST:PORT/NAME "
+        "(milvus+tls:// for TLS); synced by content hash like a folder (see docs/scale.md)",
     )
     add_analysis_flags(p, stamped=True)
     add_config_flag(p, "100-word chunks with breadcrumbs, MiniLM embeddings (the [ingest] and [index] stages of "

@@ -1,0 +1,93 @@
+"""The embedded index (``ragline.index.Index``) behind the collection interface.
+
+A thin adapter: searches return ids (the index returns segment rows for dense search), and hybrid is
+ragline's RRF over the two searches, so it ranks as ``MilvusCollection.search_hybrid(fusion="rrf")``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection as Keep
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from ragline.errors import ConfigError
+from ragline.index.filters import FilterLike
+from ragline.index.store import Index, IndexSettings, SyncReport, _document_of
+from ragline.retrieve.fusion import fuse, rank
+from ragline.types import Document
+
+
+class EmbeddedCollection:
+    def __init__(self, index: Index) -> None:
+        self.index = index
+
+    @property
+    def settings(self) -> IndexSettings:
+        return self.index.settings
+
+    def add(self, documents: Iterable[Document], vectors: np.ndarray | None = None) -> int:
+        return self.index.add(documents, vectors)
+
+    def delete(self, ids: Iterable[str]) -> int:
+        return self.index.delete(ids)
+
+    def delete_documents(self, document_ids: Iterable[str]) -> int:
+        wanted = set(document_ids)
+        return self.index.delete([i for i in self.index.id_map() if _document_of(i) in wanted])
+
+    def sync(self, documents: Iterable[Document], prune: bool = True, keep: Keep[str] = ()) -> SyncReport:
+        return self.index.sync(documents, prune, keep)
+
+    def commit(self) -> int:
+        return self.index.commit()
+
+    def get(self, doc_id: str) -> Document | None:
+        return self.index.get(doc_id)
+
+    def documents(self) -> Iterable[Document]:
+        return self.index.documents()
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def search_sparse(self, query: str, k: int = 10, filter: FilterLike = None) -> list[tuple[str, float]]:
+        return self.index.search_ids(query, k, filter)
+
+    def search_ids(
+        self, query: str, k: int = 10, filter: FilterLike = None, bm25: Any = None
+    ) -> list[tuple[str, float]]:
+        return self.index.search_ids(query, k, filter, bm25)
+
+    def search_dense(self, query: str, k: int = 10, filter: FilterLike = None) -> list[tuple[str, float]]:
+        segments = self.index.segments
+        return [(segments[si].ids[row], score) for si, row, score in self.index.search_dense(query, k, filter)]
+
+    def search_vector(self, vector: np.ndarray, k: int = 10, filter: FilterLike = None) -> list[tuple[str, float]]:
+        segments = self.index.segments
+        return [(segments[si].ids[row], score) for si, row, score in self.index.search_vector(vector, k, filter)]
+
+    def search_hybrid(
+        self, query: str, k: int = 10, filter: FilterLike = None, fusion: str = "rrf", rrf_k: int = 60
+    ) -> list[tuple[str, float]]:
+        if fusion not in ("rrf", "server"):
+            raise ConfigError(f"hybrid fusion is 'server' or 'rrf', not {fusion!r}")
+        # The embedded index is its own server: "server" fusion is the same RRF.
+        runs = [dict(self.search_sparse(query, k, filter)), dict(self.search_dense(query, k, filter))]
+        return rank(fuse("rrf", runs, k=rrf_k), k)
+
+    def stamps(self) -> dict[str, Any]:
+        return {"format": self.index.manifest["format"], "settings": self.index.manifest["settings"],
+                "embedder": self.index.manifest.get("embedder")}  # fmt: skip
+
+    def stats(self) -> dict[str, Any]:
+        return self.index.info()
+
+    info = stats
+
+    def embedding_counts(self) -> dict[str, Any] | None:
+        return self.index.embedding_counts()
+
+    def close(self) -> None:
+        self.index.close()

@@ -1,0 +1,396 @@
+"""A collection on a Milvus server (Milvus Lite or a cluster), behind the same interface as the embedded index.
+
+Schema: ``id`` (primary key), ``doc`` (the document a chunk belongs to), ``hash`` (content hash, for sync),
+``text`` (the indexed text, analyzed by Milvus and fed to its BM25 function into ``sparse``), ``dense``
+(FLOAT_VECTOR, when the settings name an embedder), ``acl`` (ARRAY of the acl's text values), ``meta`` (the
+filter encoding of ``ragline.store.milvus_filter``) and ``payload`` (the document as JSON). The settings and
+the embedder's stamp live in the collection's properties, checked on every open.
+
+Writes are staged and sent at ``commit`` as upserts and deletes by id (idempotent), so an interrupted
+commit is repaired by running the same sync again.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Collection as Keep
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from ragline.errors import ConfigError, IndexMismatchError, InputError, RaglineError
+from ragline.index.filters import FilterLike
+from ragline.index.segment import FIELD_TEXT
+from ragline.index.store import IndexSettings, SyncReport, _document_of
+from ragline.retrieve.fusion import fuse, rank
+from ragline.store.milvus_filter import encode_metadata, to_milvus_expr
+from ragline.store.uri import StoreURI
+from ragline.types import Document
+
+FORMAT = 1
+SETTINGS_KEY, EMBEDDER_KEY, FORMAT_KEY = "ragline.settings", "ragline.embedder", "ragline.format"
+MAX_TEXT = 65535  # bytes of a VARCHAR field
+MAX_ACL, MAX_GROUP = 1024, 512
+BATCH = 500
+ANALYZER = {"tokenizer": "standard", "filter": ["lowercase"]}  # Milvus's own; see docs/scale.md for the gap
+MAX_LIMIT = 16384  # Milvus's largest top k
+
+
+def _milvus() -> Any:
+    try:
+        import pymilvus
+    except ImportError:
+        raise ConfigError("the Milvus store needs pymilvus: pip install 'ragline[scale]' (make setup)") from None
+    logging.getLogger("pymilvus").setLevel(logging.CRITICAL)  # errors are raised, not logged twice
+    return pymilvus
+
+
+def vector_index_params(spec: str) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """(index type, build params, search params) of a ``vector_index`` spec: flat, or hnsw:m=..,ef_search=.."""
+    from ragline.specs import parse_spec
+
+    name, params = parse_spec(spec)
+    if name == "flat" and not params:
+        return "FLAT", {}, {}
+    if name == "hnsw":
+        unknown = set(params) - {"m", "ef_construction", "ef_search"}
+        if unknown:
+            raise ConfigError(f"--vector-index hnsw takes m, ef_construction, ef_search; not {sorted(unknown)}")
+        build = {"M": int(params.get("m", 32)), "efConstruction": int(params.get("ef_construction", 200))}
+        return "HNSW", build, {"ef": int(params.get("ef_search", 128))}
+    raise ConfigError(f"--vector-index {spec!r} has no Milvus equivalent; use flat or hnsw:m=M,ef_search=EF")
+
+
+class MilvusCollection:
+    """Documents in one Milvus collection; see the module docstring for the schema."""
+
+    def __init__(self, client: Any, uri: StoreURI, settings: IndexSettings, properties: dict[str, Any]) -> None:
+        self.client, self.uri, self.settings = client, uri, settings
+        self.name = uri.collection
+        self.properties = properties
+        self._pending: dict[str, tuple[Document, np.ndarray | None]] = {}
+        self._pending_deletes: set[str] = set()
+        self._embedder: Any = None
+        _, _, self._search_params = vector_index_params(settings.vector_index) if settings.embedder else ("", {}, {})
+
+    # -- opening ----------------------------------------------------------------------------------
+    @classmethod
+    def connect(cls, uri: StoreURI, settings: IndexSettings | None = None, create: bool = True) -> MilvusCollection:
+        """Open ``uri``'s collection, checking its stamps against ``settings``; create it when missing."""
+        pymilvus = _milvus()
+        try:
+            client = pymilvus.MilvusClient(uri=uri.server, token=uri.token, timeout=30)
+        except Exception as error:
+            raise RaglineError(f"cannot reach Milvus at {uri}: {error}; is the server running?") from None
+        if client.has_collection(uri.collection):
+            properties = client.describe_collection(uri.collection).get("properties", {})
+            if FORMAT_KEY not in properties:
+                raise IndexMismatchError(f"Milvus collection {uri} was not made by ragline; name another collection")
+            stored = IndexSettings.from_dict(json.loads(properties[SETTINGS_KEY]))
+            if settings is not None and settings.to_dict() != stored.to_dict():
+                differ = sorted(k for k, v in settings.to_dict().items() if stored.to_dict().get(k) != v)
+                raise IndexMismatchError(
+                    f"Milvus collection {uri} exists with other settings ({', '.join(differ)} differ: "
+                    f"{ {k: stored.to_dict()[k] for k in differ} }); use another collection name or drop this one"
+                )
+            client.load_collection(uri.collection)
+            return cls(client, uri, stored, properties)
+        if not create:
+            raise RaglineError(f"Milvus collection {uri} does not exist; index into it first (ragline index --store)")
+        settings = settings or IndexSettings(vector_index="flat")
+        collection = cls(client, uri, settings, {})
+        collection._create()
+        return collection
+
+    def _create(self) -> None:
+        pymilvus = _milvus()
+        DataType, settings = pymilvus.DataType, self.settings  # noqa: N806
+        if list(settings.fields) != ["body"]:
+            raise ConfigError(f"the Milvus store indexes one text field (body), not {list(settings.fields)}")
+        if settings.bm25.variant != "lucene":
+            raise ConfigError(
+                f"Milvus scores Lucene BM25 (k1, b); BM25 variant {settings.bm25.variant!r} is not offered"
+            )
+        schema = self.client.create_schema(auto_id=False, description="ragline collection")
+        schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=1024)
+        schema.add_field("doc", DataType.VARCHAR, max_length=1024)
+        schema.add_field("hash", DataType.VARCHAR, max_length=128)
+        schema.add_field("text", DataType.VARCHAR, max_length=MAX_TEXT, enable_analyzer=True, analyzer_params=ANALYZER)
+        schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
+        schema.add_field(
+            "acl", DataType.ARRAY, element_type=DataType.VARCHAR, max_capacity=MAX_ACL, max_length=MAX_GROUP
+        )
+        schema.add_field("meta", DataType.JSON)
+        schema.add_field("payload", DataType.VARCHAR, max_length=MAX_TEXT)
+        schema.add_function(
+            pymilvus.Function(
+                name="bm25", function_type=pymilvus.FunctionType.BM25,
+                input_field_names=["text"], output_field_names=["sparse"],
+            )
+        )  # fmt: skip
+        index_params = self.client.prepare_index_params()
+        bm25 = {"bm25_k1": settings.bm25.k1, "bm25_b": settings.bm25.b}
+        index_params.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25", params=bm25)
+        if settings.embedder:
+            dim = self.embedder.dim
+            schema.add_field("dense", DataType.FLOAT_VECTOR, dim=dim)
+            kind, build, _ = vector_index_params(settings.vector_index)
+            index_params.add_index("dense", index_type=kind, metric_type="COSINE", params=build)
+        self.client.create_collection(self.name, schema=schema, index_params=index_params)
+        self.properties = {FORMAT_KEY: str(FORMAT), SETTINGS_KEY: json.dumps(settings.to_dict())}
+        if settings.embedder:
+            self.properties[EMBEDDER_KEY] = json.dumps(self._embedder_stamp())
+        self.client.alter_collection_properties(self.name, properties=self.properties)
+        self.client.load_collection(self.name)
+
+    # -- embeddings -------------------------------------------------------------------------------
+    @property
+    def embedder(self) -> Any:
+        """The collection's embedder (cached on disk like the embedded index's); its stamp must match."""
+        if self._embedder is None:
+            if not self.settings.embedder:
+                raise ConfigError(f"Milvus collection {self.uri} has no vectors; create it with an embedder")
+            from ragline.models import CachedEmbedder, load_embedder
+
+            self._embedder = CachedEmbedder(load_embedder(self.settings.embedder))
+            stamp = json.loads(self.properties.get(EMBEDDER_KEY, "null"))
+            if stamp and (stamp["id"], stamp["sha256"]) != (self._embedder.id, self._embedder.embedder.weights_sha256):
+                raise IndexMismatchError(
+                    f"Milvus collection {self.uri} was embedded with {stamp['id']} (weights {stamp['sha256'][:12]}), "
+                    f"but {self.settings.embedder!r} now loads {self._embedder.id}; reinstall that model or "
+                    "index into a new collection"
+                )
+        return self._embedder
+
+    def _embedder_stamp(self) -> dict[str, Any]:
+        e = self.embedder
+        return {"name": self.settings.embedder, "id": e.id, "sha256": e.embedder.weights_sha256, "dim": e.dim}
+
+    def embedding_counts(self) -> dict[str, Any] | None:
+        e = self._embedder
+        return None if e is None else {"computed": e.computed, "cached": e.cached, "id": e.id}
+
+    # -- writing ----------------------------------------------------------------------------------
+    def add(self, documents: Iterable[Document], vectors: np.ndarray | None = None) -> int:
+        documents = list(documents)
+        if vectors is not None and len(vectors) != len(documents):
+            raise ConfigError(f"add() got {len(vectors)} vectors for {len(documents)} documents")
+        default_acl = self.settings.default_acl
+        for i, doc in enumerate(documents):
+            if not isinstance(doc, Document) or not doc.id:
+                raise ConfigError(f"add() takes Documents with a non-empty id, got {doc!r:.80}")
+            if default_acl is not None and doc.metadata.get("acl") is None:
+                from ragline.index.store import _DefaultAclDocument
+
+                doc = _DefaultAclDocument.stamp(doc, default_acl)
+            self._pending[doc.id] = (doc, None if vectors is None else np.asarray(vectors[i], np.float32))
+            self._pending_deletes.discard(doc.id)
+        return len(documents)
+
+    def delete(self, ids: Iterable[str]) -> int:
+        ids = list(dict.fromkeys(ids))
+        live = self._live_hashes(ids)
+        for doc_id in ids:
+            self._pending.pop(doc_id, None)
+            if doc_id in live:
+                self._pending_deletes.add(doc_id)
+        return len(live)
+
+    def delete_documents(self, document_ids: Iterable[str]) -> int:
+        wanted = set(document_ids)
+        return self.delete([i for i in self._live_hashes() if _document_of(i) in wanted])
+
+    def sync(self, documents: Iterable[Document], prune: bool = True, keep: Keep[str] = ()) -> SyncReport:
+        """Make the collection hold exactly ``documents`` (by id and content hash); commit to apply."""
+        report, seen, live = SyncReport(), set(), self._live_hashes()
+        changed = []
+        for doc in documents:
+            seen.add(doc.id)
+            stored = live.get(doc.id)
+            if stored is None:
+                report.added += 1
+                changed.append(doc)
+            elif stored != doc.hash:
+                report.updated += 1
+                changed.append(doc)
+            else:
+                report.unchanged += 1
+                self._pending.pop(doc.id, None)
+        self.add(changed)
+        if prune:
+            gone = [i for i in live if i not in seen and _document_of(i) not in keep]
+            self._pending_deletes.update(gone)
+            report.deleted = len(gone)
+        return report
+
+    @property
+    def dirty(self) -> bool:
+        return bool(self._pending or self._pending_deletes)
+
+    def commit(self) -> int:
+        """Send staged upserts and deletes, then flush; returns the number of live documents."""
+        if self._pending_deletes:
+            ids = sorted(self._pending_deletes)
+            for start in range(0, len(ids), BATCH):
+                self.client.delete(self.name, filter=f"id in {json.dumps(ids[start : start + BATCH])}")
+        pending = list(self._pending.values())
+        for start in range(0, len(pending), BATCH):
+            self.client.upsert(self.name, self._rows(pending[start : start + BATCH]))
+        self._pending.clear()
+        self._pending_deletes.clear()
+        self.client.flush(self.name)
+        return len(self)
+
+    def _rows(self, batch: list[tuple[Document, np.ndarray | None]]) -> list[dict[str, Any]]:
+        rows = []
+        for doc, _ in batch:
+            meta, acl = encode_metadata(doc.metadata)
+            text, payload = FIELD_TEXT["body"](doc), json.dumps(doc.to_dict(), ensure_ascii=False)
+            for what, value in (("indexed text", text), ("stored document", payload)):
+                if len(value.encode()) > MAX_TEXT:
+                    raise InputError(
+                        f"document {doc.id!r}",
+                        f"its {what} is {len(value.encode())} bytes, more than Milvus's "
+                        f"{MAX_TEXT}; cut it into chunks (--chunker structure:max_words=200)",
+                    )
+            if len(acl) > MAX_ACL or any(len(g.encode()) > MAX_GROUP for g in acl):
+                raise InputError(
+                    f"document {doc.id!r}", f"acl holds more than {MAX_ACL} groups or one over {MAX_GROUP} bytes"
+                )
+            rows.append({"id": doc.id, "doc": _document_of(doc.id), "hash": doc.hash, "text": text,
+                         "acl": acl, "meta": meta, "payload": payload})  # fmt: skip
+        if self.settings.embedder:
+            missing = [i for i, (_, v) in enumerate(batch) if v is None]
+            if missing:
+                embedded = self.embedder.embed_passages([FIELD_TEXT["body"](batch[i][0]) for i in missing])
+                vectors = dict(zip(missing, embedded))
+            for i, row in enumerate(rows):
+                given = batch[i][1]
+                row["dense"] = [float(x) for x in (given if given is not None else vectors[i])]
+        return rows
+
+    def close(self) -> None:
+        self._pending.clear()
+        self._pending_deletes.clear()
+        self.client.close()
+
+    def __enter__(self) -> MilvusCollection:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- reading ----------------------------------------------------------------------------------
+    def _live_hashes(self, ids: list[str] | None = None) -> dict[str, str]:
+        """id -> content hash of the stored documents (of ``ids`` only, when given)."""
+        found: dict[str, str] = {}
+        if ids is not None:
+            for start in range(0, len(ids), BATCH):
+                chunk = ids[start : start + BATCH]
+                for row in self.client.query(self.name, filter=f"id in {json.dumps(chunk)}", output_fields=["hash"]):
+                    found[row["id"]] = row["hash"]
+            return found
+        iterator = self.client.query_iterator(self.name, batch_size=1000, filter='id != ""', output_fields=["hash"])
+        try:
+            while batch := iterator.next():
+                found.update((row["id"], row["hash"]) for row in batch)
+        finally:
+            iterator.close()
+        return found
+
+    def __len__(self) -> int:
+        rows = self.client.query(self.name, filter='id != ""', output_fields=["count(*)"])
+        return int(rows[0]["count(*)"])
+
+    def get(self, doc_id: str) -> Document | None:
+        rows = self.client.get(self.name, ids=[doc_id], output_fields=["payload"])
+        return Document(**json.loads(rows[0]["payload"])) if rows else None
+
+    def get_many(self, ids: list[str]) -> dict[str, Document]:
+        rows = self.client.get(self.name, ids=ids, output_fields=["payload"]) if ids else []
+        return {row["id"]: Document(**json.loads(row["payload"])) for row in rows}
+
+    def documents(self) -> Iterable[Document]:
+        iterator = self.client.query_iterator(self.name, batch_size=500, filter='id != ""', output_fields=["payload"])
+        try:
+            while batch := iterator.next():
+                for row in batch:
+                    yield Document(**json.loads(row["payload"]))
+        finally:
+            iterator.close()
+
+    def vectors(self, ids: list[str]) -> dict[str, np.ndarray]:
+        rows = self.client.get(self.name, ids=ids, output_fields=["dense"]) if ids else []
+        return {row["id"]: np.asarray(row["dense"], np.float32) for row in rows}
+
+    def stamps(self) -> dict[str, Any]:
+        return {
+            "format": int(self.properties.get(FORMAT_KEY, FORMAT)),
+            "settings": self.settings.to_dict(),
+            "embedder": json.loads(self.properties.get(EMBEDDER_KEY, "null")),
+        }
+
+    def stats(self) -> dict[str, Any]:
+        # Milvus keeps no commit generations: writes are visible once flushed.
+        return {"store": str(self.uri), "documents": len(self), "generation": None, **self.stamps()}
+
+    info = stats
+
+    # -- search -----------------------------------------------------------------------------------
+    def _search(self, data: list[Any], field: str, k: int, filter: FilterLike, params: dict[str, Any]) -> Any:
+        if k <= 0:
+            return []
+        if k > MAX_LIMIT:
+            raise ConfigError(f"Milvus returns at most {MAX_LIMIT} results a search; ask for fewer than {k}")
+        expr = to_milvus_expr(filter) or ""
+        return self.client.search(
+            self.name, data=data, anns_field=field, limit=k, filter=expr, search_params={"params": params},
+            output_fields=[],
+        )[0]  # fmt: skip
+
+    def search_sparse(self, query: str, k: int = 10, filter: FilterLike = None) -> list[tuple[str, float]]:
+        """BM25 by Milvus (its analyzer, its statistics). Milvus Lite reports BM25 as a negative distance."""
+        return [(hit["id"], abs(float(hit["distance"]))) for hit in self._search([query], "sparse", k, filter, {})]
+
+    def search_ids(
+        self, query: str, k: int = 10, filter: FilterLike = None, bm25: Any = None
+    ) -> list[tuple[str, float]]:
+        if bm25 is not None and bm25.to_dict() != self.settings.bm25.to_dict():
+            raise ConfigError(
+                f"Milvus collection {self.uri} scores BM25 with {self.settings.bm25.to_dict()} set at creation; "
+                f"other parameters ({bm25.to_dict()}) need a new collection"
+            )
+        return self.search_sparse(query, k, filter)
+
+    def search_vector(self, vector: np.ndarray, k: int = 10, filter: FilterLike = None) -> list[tuple[str, float]]:
+        data = [[float(x) for x in vector]]
+        return [
+            (hit["id"], float(hit["distance"])) for hit in self._search(data, "dense", k, filter, self._search_params)
+        ]
+
+    def search_dense(self, query: str, k: int = 10, filter: FilterLike = None) -> list[tuple[str, float]]:
+        return self.search_vector(self.embedder.embed_queries([query])[0], k, filter)
+
+    def search_hybrid(
+        self, query: str, k: int = 10, filter: FilterLike = None, fusion: str = "server", rrf_k: int = 60
+    ) -> list[tuple[str, float]]:
+        """RRF of BM25 and dense: by the server (``fusion="server"``) or by ragline over two searches ("rrf")."""
+        if k <= 0:
+            return []
+        if fusion == "rrf":
+            sparse, dense = dict(self.search_sparse(query, k, filter)), dict(self.search_dense(query, k, filter))
+            return rank(fuse("rrf", [sparse, dense], k=rrf_k), k)
+        if fusion != "server":
+            raise ConfigError(f"hybrid fusion is 'server' (Milvus's RRF) or 'rrf' (ragline's), not {fusion!r}")
+        pymilvus = _milvus()
+        expr = to_milvus_expr(filter) or ""
+        vector = [float(x) for x in self.embedder.embed_queries([query])[0]]
+        requests = [
+            pymilvus.AnnSearchRequest(data=[query], anns_field="sparse", param={}, limit=k, expr=expr),
+            pymilvus.AnnSearchRequest(data=[vector], anns_field="dense", param={"params": self._search_params},
+                                      limit=k, expr=expr),
+        ]  # fmt: skip
+        hits = self.client.hybrid_search(self.name, requests, pymilvus.RRFRanker(rrf_k), limit=k, output_fields=[])
+        return [(hit["id"], float(hit["distance"])) for hit in hits[0]]
