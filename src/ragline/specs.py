@@ -49,7 +49,7 @@ def parse_value(text: str, where: str = "value") -> Any:
         if not text.endswith(_CLOSE):
             raise ConfigError(f"{where}: list {text!r} has no closing ']'")
         body = text[1:-1]
-        separator = ";" if ";" in _top_level(body) else ","
+        separator = ";" if any(body[i] == ";" for i in _outside(body, text, where)) else ","
         return [parse_value(item.strip(), where) for item in _split(body, separator, text, where)]
     if "/" in text:
         items = text.split("/")
@@ -96,35 +96,9 @@ def _number(text: str) -> int | float | None:
     return None
 
 
-def _top_level(text: str) -> str:
-    """``text`` with bracketed and quoted parts blanked, to look for separators at depth 0."""
-    out, depth, quote, escaped = [], 0, "", False
-    for c in text:
-        if quote:
-            if escaped:
-                escaped = False
-            elif c == "\\":
-                escaped = True
-            elif c == quote:
-                quote = ""
-            out.append(" ")
-        elif c in "\"'":
-            quote = c
-            out.append(" ")
-        elif c == _OPEN:
-            depth += 1
-            out.append(" ")
-        elif c == _CLOSE:
-            depth -= 1
-            out.append(" ")
-        else:
-            out.append(c if depth == 0 else " ")
-    return "".join(out)
-
-
-def _split(text: str, separator: str, spec: str, what: str) -> list[str]:
-    """``text`` split at ``separator`` outside brackets and quotes; blank parts dropped."""
-    parts, depth, quote, start, escaped = [], 0, "", 0, False
+def _outside(text: str, spec: str, what: str) -> list[int]:
+    """Positions of the characters of ``text`` outside brackets and quotes (a backslash escapes in quotes)."""
+    positions, depth, quote, escaped = [], 0, "", False
     for i, c in enumerate(text):
         if quote:
             if escaped:
@@ -141,12 +115,17 @@ def _split(text: str, separator: str, spec: str, what: str) -> list[str]:
             depth -= 1
             if depth < 0:
                 raise ConfigError(f"{what} {spec!r}: ']' without '['")
-        elif c == separator and depth == 0:
-            parts.append(text[start:i])
-            start = i + 1
+        elif depth == 0:
+            positions.append(i)
     if quote:
         raise ConfigError(f"{what} {spec!r}: unterminated quote")
     if depth:
         raise ConfigError(f"{what} {spec!r}: '[' without ']'")
-    parts.append(text[start:])
-    return [p for p in parts if p.strip()]
+    return positions
+
+
+def _split(text: str, separator: str, spec: str, what: str) -> list[str]:
+    """``text`` split at ``separator`` outside brackets and quotes; blank parts dropped."""
+    cuts = [i for i in _outside(text, spec, what) if text[i] == separator]
+    bounds = zip([-1, *cuts], [*cuts, len(text)])
+    return [part for start, end in bounds if (part := text[start + 1 : end]).strip()]
