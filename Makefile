@@ -7,7 +7,7 @@ BENCH   ?= $(abspath ../shared/bench)
 export RAGLINE_BENCH := $(BENCH)
 export OMP_WAIT_POLICY := PASSIVE
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup demo test test-fast lint bench clean
 
 setup: $(STAMP)
 
@@ -27,6 +27,11 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/python -m pytest -q
+
+# The unit tier, minutes: no test marked slow (seconds each) or models (loads an embedder or LLM).
+test-fast: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/python -m pytest -q -m "not slow and not models"
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from ragline.corpora.orrin import build_orrin
 from ragline.eval import chunking
 from ragline.ingest.pipeline import IngestConfig, chunk_documents
@@ -15,6 +17,7 @@ def test_whole_documents_split_no_evidence_and_small_fixed_chunks_split_some() -
     assert chunking.split_evidence_share(small, corpus) > 0.1
 
 
+@pytest.mark.slow
 def test_breadcrumbs_help_section_questions_on_small_chunks() -> None:
     """The lecture's finding: "which policy is this?" is lost in a small chunk; a prefix restores it."""
     rows = chunking.run(build_orrin(), chunkers=["fixed:size=30"], contexts=["none", "breadcrumb"], retrievers=["bm25"])

@@ -192,6 +192,7 @@ def test_parity_with_pytrec_eval(seed: int, ties: bool) -> None:
         assert ours[query_id]["failed@5"] == 1 - theirs[query_id]["success_5"]
 
 
+@pytest.mark.slow  # ranx compiles its metrics with numba on first use
 def test_parity_with_ranx() -> None:
     """ranx's tie order is its own, so the run is tie-free; ranx's ``ndcg`` has gain = grade,
     its ``ndcg_burges`` gain 2^grade - 1 (ragline's ``ndcg_exp``)."""

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from ragline.errors import ConfigError, InputError
 from ragline.eval.trec import (
+    check_run_target,
     read_beir_qrels,
     read_qrels,
     read_run,
@@ -34,7 +35,10 @@ def test_run_is_written_best_first_with_ties_by_doc_id_descending(tmp_path: Path
     assert read_run(path) == {q: docs for q, docs in RUN.items() if docs}  # an empty query leaves no line
 
 
-ids = st.text(st.characters(blacklist_categories=("Z", "C")), min_size=1, max_size=8)
+# Any non-empty text: spaces (Wikipedia titles), tabs, "%" and escapes that look decoded already.
+unusual = st.sampled_from(["a", " ", "é", "%", "%20", "\t", "\x1c", "\u3000", "Lilu (mythology)"])
+ids = st.lists(unusual | st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=6).map("".join)
+tsv_ids = st.text(st.characters(blacklist_categories=("Z", "C")), min_size=1, max_size=8)  # BEIR: no tabs
 finite = st.floats(allow_nan=False, allow_infinity=False)
 
 
@@ -51,8 +55,14 @@ def test_run_round_trip_is_exact(tmp_path_factory: pytest.TempPathFactory, run: 
 def test_qrels_round_trips(tmp_path_factory: pytest.TempPathFactory, qrels: dict) -> None:
     folder = tmp_path_factory.mktemp("qrels")
     write_qrels(qrels, folder / "qrels.trec")
-    write_beir_qrels(qrels, folder / "qrels.tsv")
     assert read_qrels(folder / "qrels.trec") == qrels
+
+
+@settings(max_examples=60, deadline=None, database=None)
+@given(st.dictionaries(tsv_ids, st.dictionaries(tsv_ids, st.integers(-1, 4), min_size=1, max_size=5), max_size=5))
+def test_beir_qrels_round_trip(tmp_path_factory: pytest.TempPathFactory, qrels: dict) -> None:
+    folder = tmp_path_factory.mktemp("qrels")
+    write_beir_qrels(qrels, folder / "qrels.tsv")
     assert read_beir_qrels(folder / "qrels.tsv") == qrels
 
 
@@ -112,10 +122,39 @@ def test_empty_file_is_an_empty_run(tmp_path: Path) -> None:
     assert read_run(tmp_path / "run") == {}
 
 
-@pytest.mark.parametrize(
-    ("run", "what"),
-    [({"q": {"a b": 1.0}}, "doc id"), ({"q 1": {"a": 1.0}}, "query id"), ({"q": {"": 1.0}}, "doc id")],
-)
+def test_ids_with_spaces_are_escaped_and_read_back_identically(tmp_path: Path) -> None:
+    run = {"5a77ec11 q": {"Lilu (mythology)": 2.0, "Alû": 1.0, "100%": 0.5, "a%20b": 0.25}}
+    write_run(run, tmp_path / "run")
+    assert (tmp_path / "run").read_text(encoding="utf-8").splitlines() == [
+        "5a77ec11%20q Q0 Lilu%20(mythology) 1 2.0 ragline",
+        "5a77ec11%20q Q0 Alû 2 1.0 ragline",
+        "5a77ec11%20q Q0 100%25 3 0.5 ragline",
+        "5a77ec11%20q Q0 a%2520b 4 0.25 ragline",
+    ]
+    assert read_run(tmp_path / "run") == run
+    qrels = {"5a77ec11 q": {"Lilu (mythology)": 1}}
+    write_qrels(qrels, tmp_path / "qrels")
+    assert read_qrels(tmp_path / "qrels") == qrels
+
+
+def test_escapes_that_are_not_utf8_name_the_line(tmp_path: Path) -> None:
+    (tmp_path / "run").write_text("q Q0 d 1 1 t\nq Q0 %FF 2 0 t\n")
+    with pytest.raises(InputError, match="not UTF-8") as raised:
+        read_run(tmp_path / "run")
+    assert raised.value.source == f"{tmp_path / 'run'}:2"
+
+
+def test_run_target_is_checked_before_anything_is_computed(tmp_path: Path) -> None:
+    check_run_target(tmp_path / "run.trec")
+    with pytest.raises(ConfigError, match="no directory"):
+        check_run_target(tmp_path / "absent" / "run.trec")
+    with pytest.raises(ConfigError, match="is a directory"):
+        check_run_target(tmp_path)
+    with pytest.raises(ConfigError, match="tag"):
+        check_run_target(tmp_path / "run.trec", tag="two words")
+
+
+@pytest.mark.parametrize(("run", "what"), [({"q": {"": 1.0}}, "doc id"), ({"": {"a": 1.0}}, "query id")])
 def test_unwritable_ids_raise_and_leave_no_file(tmp_path: Path, run: dict, what: str) -> None:
     path = tmp_path / "run"
     with pytest.raises(ConfigError, match=what):

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import json
+import os
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -38,28 +41,40 @@ EVAL_BASE = PipelineConfig(
 def cmd_eval(args: argparse.Namespace) -> int:
     from ragline.eval.datasets import load_dataset
     from ragline.eval.harness import build_eval_index, evaluate_retrieval, paired_comparisons
+    from ragline.eval.trec import check_run_target, write_run
 
     config = resolve_config(args, EVAL_BASE)
     specs = args.retriever or [config.retrieve.retriever]
     configs = [config.with_overrides(retrieve={"retriever": spec}) for spec in specs]
     if args.judge and not config.read.enabled:
         raise ConfigError("--judge checks the citations of answers: give a --reader too")
+    run_files = run_file_names(args.save_run, len(specs)) if args.save_run else []
+    for path, spec in zip(run_files, specs):  # now, not after an evaluation that could not be saved
+        check_run_target(path, _run_tag(spec))
+    if args.save_answers:
+        _check_output_file(args.save_answers, "--save-answers")
     with stderr.status(f"loading {args.dataset}"):
         dataset = load_dataset(args.dataset, args.split)
     answers = config.read.enabled and (bool(dataset.questions) or bool(args.reader))
     if answers and not dataset.questions:
         raise RaglineError(f"{dataset.path} has no questions.jsonl: answer evaluation needs questions with answers")
+    if answers and args.save_run:
+        raise ConfigError("--save-run writes the run of the judged queries; with a reader, use --save-answers")
+    if args.save_answers and not answers:
+        raise ConfigError("--save-answers writes graded answers: give a --reader (or a --config with one)")
+    if args.per_question_context and not dataset.questions:
+        raise ConfigError(f"--per-question-context needs {dataset.path}/questions.jsonl with context_ids")
     with stderr.status(f"indexing {len(dataset.corpus)} documents ({config.ingest.chunker}, {config.ingest.context})"):
         built = build_eval_index(dataset, configs[:1] if answers else configs)
     report_embeddings(built.index)
     if answers:
         return _eval_answers(args, dataset, built.index, configs[0])
     metrics = tuple(m.strip() for m in args.metrics.split(",") if m.strip())
-    results = evaluate_retrieval(dataset, configs, built, metrics, args.depth)
-    if args.save_run:
-        from ragline.eval.trec import write_run
-
-        write_run(results[0].run, args.save_run, tag=str(specs[0]).partition(":")[0])
+    filters = _context_filters(dataset) if args.per_question_context else None
+    results = evaluate_retrieval(dataset, configs, built, metrics, args.depth, filters)
+    for path, spec, result in zip(run_files, specs, results):
+        write_run(result.run, path, tag=_run_tag(spec))
+        stderr.print(f"run of {spec} written to {path}", highlight=False)
     labels = [str(spec) for spec in specs]
     provenance = make_provenance(
         config if len(configs) == 1 else [c.to_dict() for c in configs],
@@ -70,13 +85,16 @@ def cmd_eval(args: argparse.Namespace) -> int:
         ingest=built.ingest.to_dict(),
         retriever=results[0].retriever if len(specs) == 1 else [r.retriever for r in results],
     )
-    head = {"dataset": dataset.name, "split": args.split, "queries": len(dataset.judged_queries)}
+    head = {"dataset": dataset.name, "split": args.split, "queries": len(dataset.judged_queries),
+            "per_question_context": bool(args.per_question_context)}  # fmt: skip
     comparisons = paired_comparisons(labels, results, metrics)
     if args.output == "json":
+        saved = [{"run": path} for path in run_files] or [{} for _ in results]
         if len(specs) == 1:
-            emit_json({**head, "retriever": labels[0], "metrics": results[0].metrics, "provenance": provenance})
+            emit_json({**head, "retriever": labels[0], "metrics": results[0].metrics, **saved[0],
+                       "provenance": provenance})  # fmt: skip
         else:
-            listed = [{"retriever": label, "metrics": r.metrics} for label, r in zip(labels, results)]
+            listed = [{"retriever": label, "metrics": r.metrics, **f} for label, r, f in zip(labels, results, saved)]
             emit_json({**head, "results": listed, "comparisons": comparisons, "provenance": provenance})
         return 0
     table = Table(title=Text(f"{dataset.name} ({args.split}, {head['queries']} judged queries)"))
@@ -97,9 +115,54 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_file_names(path: str, n: int) -> list[str]:
+    """Where ``--save-run FILE`` writes the runs of ``n`` retrievers: FILE itself for one; for several,
+    FILE.1.trec, FILE.2.trec, ... in ``--retriever`` order (a ``.trec`` ending of FILE is not repeated)."""
+    if n == 1:
+        return [path]
+    stem = path.removesuffix(".trec")
+    return [f"{stem}.{i}.trec" for i in range(1, n + 1)]
+
+
+def _run_tag(spec: Any) -> str:
+    return str(spec).partition(":")[0]
+
+
+def _check_output_file(path: str, flag: str) -> None:
+    target = Path(path)
+    if target.is_dir():
+        raise ConfigError(f"{flag} {path}: it is a directory; give a file name")
+    if not target.parent.is_dir():
+        raise ConfigError(f"{flag} {path}: no directory {target.parent}; create it first")
+
+
+def _context_filters(dataset: Any) -> dict[str, Any]:
+    """Query id -> its question's own passages, for the judged queries whose question has ``context_ids``."""
+    from ragline.eval.qa import QAQuestion
+
+    questions = [QAQuestion.from_record(r) for r in dataset.questions or []]
+    _warn_missing_context(questions, dataset)
+    filters = {q.id: q.context_filter() for q in questions if q.context_ids is not None}
+    without = [qid for qid in dataset.judged_queries if qid not in filters]
+    if without:
+        stderr.print(f"warning: {len(without)} judged queries have no question with context_ids (e.g. "
+                     f"{without[0]!r}): they are searched over the whole corpus", highlight=False)  # fmt: skip
+    return filters
+
+
+def _warn_missing_context(questions: list[Any], dataset: Any) -> None:
+    from ragline.eval.qa import missing_context_ids
+
+    missing = missing_context_ids(questions, {d.id for d in dataset.corpus})
+    if missing:
+        qid, ids = next(iter(missing.items()))
+        stderr.print(f"warning: {len(missing)} questions of {dataset.path} name context_ids that are not in "
+                     f"its corpus (e.g. {qid!r}: {ids[:3]}): they cannot be found", highlight=False)  # fmt: skip
+
+
 def _eval_answers(args: argparse.Namespace, dataset: Any, index: Index, config: PipelineConfig) -> int:
     from ragline.answer.pipeline import RAGPipeline
-    from ragline.eval.qa import QAQuestion, evaluate_answers, sample_questions
+    from ragline.eval.qa import QAQuestion, answer_questions, sample_questions, summarize_results
 
     questions = [QAQuestion.from_record(r) for r in dataset.questions]
     if args.types:
@@ -108,6 +171,10 @@ def _eval_answers(args: argparse.Namespace, dataset: Any, index: Index, config: 
         if not questions:
             raise ConfigError(f"--types {args.types}: no question of these types in {dataset.path}")
     questions = sample_questions(questions, args.sample, args.seed)
+    if args.per_question_context:
+        if not any(q.context_ids is not None for q in questions):
+            raise ConfigError(f"--per-question-context: no question of {dataset.path} has context_ids (or context_id)")
+        _warn_missing_context(questions, dataset)
     pipeline = RAGPipeline.from_config(config, index)
     judge = None
     if args.judge:
@@ -115,26 +182,39 @@ def _eval_answers(args: argparse.Namespace, dataset: Any, index: Index, config: 
         from ragline.models.llm import CachedLLM, load_llm
 
         judge = SupportJudge(CachedLLM(load_llm(None if args.judge == "default" else args.judge)))
+    results = []
     try:
-        summary, _ = evaluate_answers(pipeline, questions, match=args.match, judge=judge)
+        with open(args.save_answers or os.devnull, "w", encoding="utf-8") as saved:
+            for result in answer_questions(pipeline, questions, args.match, judge, args.per_question_context):
+                results.append(result)
+                # Line by line, so that an interrupted run keeps what it answered.
+                saved.write(json.dumps(result.to_record(), ensure_ascii=False, default=str) + "\n")
+                saved.flush()
     finally:
         if judge is not None:
             judge.llm.close()
+    summary = summarize_results(results)
     reader, retriever = str(config.read.reader), str(config.retrieve.retriever)
     payload = {"dataset": dataset.name, "questions": len(questions), "reader": reader, "retriever": retriever,
-               "judge": judge.id if judge else None, "summary": summary,
+               "judge": judge.id if judge else None, "summary": summary, "answers_file": args.save_answers,
                "provenance": make_provenance(config, dataset_hash=dataset.hash, sample=args.sample, seed=args.seed,
-                                             match=args.match, types=args.types, **pipeline.config())}  # fmt: skip
+                                             match=args.match, types=args.types,
+                                             per_question_context=args.per_question_context,
+                                             **pipeline.config())}  # fmt: skip
     if args.output == "json":
         emit_json(payload)
         return 0
     table = Table(title=Text(f"{dataset.name}: {len(questions)} questions, {reader} over {retriever}"))
-    for column in ("type", "n", "correct", "wrong", "abstained"):
+    columns = ["type", "n", "correct", "wrong", "abstained"] + (["misled"] if summary["n_with_distractors"] else [])
+    for column in columns:
         table.add_column(column, justify="left" if column == "type" else "right")
-    for qtype, row in [*summary["by_type"].items(), ("all", {**summary["counts"], "n": summary["n"]})]:
-        table.add_row(qtype, str(row["n"]), str(row["correct"]), str(row["wrong"]), str(row["abstained"]))
+    overall = {**summary["counts"], "n": summary["n"], "misled": summary["misled"]}
+    for qtype, row in [*summary["by_type"].items(), ("all", overall)]:
+        table.add_row(qtype, *(str(row[c]) for c in columns[1:]))
     Console().print(table)
     rates = {k: summary[k] for k in ("em", "f1", "abstention_rate", "citation_precision", "leaks")}
+    if summary["n_with_distractors"]:
+        rates["misled_rate"] = summary["misled_rate"]
     if judge is not None:
         rates |= {k: summary[k] for k in ("judge_precision", "judge_agreement", "judge_undecided")}
     Console().print("  ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in rates.items()))
@@ -161,7 +241,18 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--split", default="test", help="qrels split (test)")
     p.add_argument("--metrics", default=",".join(default_metrics()), help="comma-separated metric names")
     p.add_argument("--depth", type=positive_int, default=1000, help="documents retrieved per query (1000)")
-    p.add_argument("--save-run", metavar="FILE", help="write the run in TREC format")
+    p.add_argument(
+        "--save-run",
+        metavar="FILE",
+        help="write the run in TREC format (ids with spaces or %% percent-encoded, read back by ragline as they "
+        "were): one --retriever to FILE, several to FILE.1.trec, FILE.2.trec, ... (listed in --output json)",
+    )
+    p.add_argument(
+        "--per-question-context",
+        action="store_true",
+        help="search each question among its own passages (questions.jsonl context_ids, e.g. HotpotQA's "
+        "distractor setting, or SQuAD's context_id) instead of the pooled corpus",
+    )
     p.add_argument(
         "--chunker",
         metavar="SPEC",
@@ -182,7 +273,19 @@ def add_parser(sub: Any) -> None:
     g.add_argument("-k", type=positive_int, help="sources given to the reader (default: the config's, 5)")
     g.add_argument("--order", choices=("rank", "ends", "reverse"), help="source order (default: the config's, rank)")
     g.add_argument("--types", metavar="TYPES", help="only questions of these types (comma-separated, e.g. multihop)")
-    g.add_argument("--sample", type=positive_int, help="N answerable + N unanswerable questions (default: all)")
+    g.add_argument(
+        "--sample",
+        type=positive_int,
+        metavar="N",
+        help="N answerable + N unanswerable questions, drawn with --seed (default: all); on a set with no "
+        "unanswerable question (HotpotQA, Natural Questions) that is N questions",
+    )
+    g.add_argument(
+        "--save-answers",
+        metavar="FILE",
+        help="write one JSON line per question (question, answer, outcome and grade, citations, retrieved ids, "
+        "gold ids), as each is answered",
+    )
     g.add_argument("--seed", type=int, default=0, help="sampling seed (0)")
     g.add_argument(
         "--match",

@@ -27,7 +27,7 @@ from typing import Any
 from ragline.errors import ConfigError, InputError
 from ragline.eval.metrics import RELEVANCE_LEVEL, Qrels
 from ragline.eval.trec import PathLike, read_beir_qrels
-from ragline.ingest.loaders import document_from_record, iter_jsonl, load_folder
+from ragline.ingest.loaders import document_from_record, iter_jsonl, load_folder, supported_formats
 from ragline.types import Document
 
 QUESTIONS_FILE = "questions.jsonl"
@@ -76,6 +76,8 @@ def load_beir(path: PathLike, split: str = "test") -> Dataset:
     splits = sorted(p.stem for p in (root / "qrels").glob("*.tsv"))
     _check_split(split, splits, root / "qrels")
     corpus = _beir_corpus(root / "corpus.jsonl")
+    if not corpus:
+        raise InputError(str(root / "corpus.jsonl"), "no documents: one JSON record per line (_id, title, text)")
     queries = _beir_queries(root / "queries.jsonl")
     qrels_file = f"qrels/{split}.tsv"
     qrels = read_beir_qrels(root / qrels_file)
@@ -189,6 +191,15 @@ def _folder_documents(root: Path, files_read: list[str]) -> list[Document]:
     report = load_folder(root, on_file=note)
     if report.errors:  # a skipped document would silently change every score computed on it
         raise report.errors[0]
+    if not report.documents:  # else every question would be asked of an empty corpus
+        others = {**report.unsupported, ".jsonl": report.unsupported.get(".jsonl", 1) - 1}  # not questions.jsonl
+        left_out = ", ".join(f"{n} {suffix or 'without suffix'}" for suffix, n in sorted(others.items()) if n)
+        raise InputError(
+            str(root),
+            f"{QUESTIONS_FILE} but no documents to search ({supported_formats()}"
+            + (f"; left out: {left_out}" if left_out else "")
+            + "); add the documents, or put passage records in corpus.jsonl (BEIR layout: _id, title, text)",
+        )
     seen: set[str] = set()
     for document in report.documents:  # "a.txt" and "a.md" would both be "a"
         seen.add(_unique(document.id, seen, str(root / str(document.source))))

@@ -5,15 +5,15 @@ first config's ingest and index stages (every config compared in one run must sh
 differ in retrieval, reranking or reading); then either
 
 - **retrieval**: each config's first stage (and second stage, when it has transforms or a reranker)
-  ranks every judged query; metrics per query; paired tests of every later config against the first,
-  for every metric asked; or
+  ranks every judged query (with per-query filters, among that query's own passages); metrics per
+  query; paired tests of every later config against the first, for every metric asked; or
 - **answers**: the first config's whole pipeline answers each question of ``questions.jsonl``
   (when the config has a reader), graded correct / wrong / abstained by type.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +24,7 @@ from ragline.eval.datasets import Dataset
 from ragline.eval.retrieval import DEFAULT_METRICS, RetrievalResult, evaluate_retriever
 from ragline.eval.stats import compare
 from ragline.index import Index
+from ragline.index.filters import FilterLike
 from ragline.ingest.pipeline import IngestConfig, build_index
 from ragline.retrieve.base import needs_embeddings
 
@@ -67,9 +68,12 @@ def evaluate_retrieval(
     built: EvalIndex,
     metrics: Sequence[str] = DEFAULT_METRICS,
     depth: int = 1000,
+    filters: Mapping[str, FilterLike] | None = None,
 ) -> list[RetrievalResult]:
+    """Each config's ranking of the judged queries, scored; ``filters`` (query id -> filter) restricts
+    a query's search (``--per-question-context``: to its question's own passages)."""
     rankers = [retrieval_ranker(config, built.index) for config in configs]
-    return [evaluate_retriever(dataset, r, tuple(metrics), depth, built.doc_of) for r in rankers]
+    return [evaluate_retriever(dataset, r, tuple(metrics), depth, built.doc_of, filters) for r in rankers]
 
 
 def paired_comparisons(
