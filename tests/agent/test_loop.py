@@ -151,6 +151,7 @@ def test_the_agent_code_holds_no_vocabulary_of_a_test_corpus() -> None:
         assert not vocabulary.findall(path.read_text(encoding="utf-8")), path.name
 
 
+@pytest.mark.slow
 def test_ask_with_the_agent_config_prints_its_trace_and_eval_grades_multihop(capsys, tmp_path) -> None:
     # The acceptance path: the Orrin export, the shipped agent pipeline, one question type.
     import json

@@ -96,6 +96,7 @@ def test_eval_judge_needs_a_reader(capsys, tmp_path: Path) -> None:
     assert "--judge checks the citations of answers: give a --reader" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_eval_json_contract_on_scifact(bench: Path, tmp_path: Path) -> None:
     """The acceptance contract: one JSON line on stdout; SciFact BM25 within 0.005 of Pyserini's 0.6789."""
     run_file = tmp_path / "scifact.run"

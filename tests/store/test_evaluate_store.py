@@ -26,3 +26,21 @@ def test_eval_through_milvus_and_reuse_of_the_collection(cranfield_slice, milvus
     assert first.retriever["name"] == "milvus-bm25"
     assert 0.1 < first.metrics["ndcg@10"] <= 1.0
     assert again.metrics == first.metrics  # the same collection, reused
+
+
+def test_ragline_eval_store_flag_gives_the_same_json_shape(tmp_path, milvus_uri, capsys):
+    # `ragline eval DIR --store milvus://...` evaluates through the collection, output as for the embedded store.
+    import json
+
+    from ragline.cli import main
+
+    root = tmp_path / "set"
+    (root / "qrels").mkdir(parents=True)
+    docs = [{"_id": f"d{i}", "text": f"report {i} on wing flutter at mach {i}"} for i in range(12)]
+    (root / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    (root / "queries.jsonl").write_text(json.dumps({"_id": "q", "text": "flutter at mach 7"}) + "\n")
+    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq\td7\t1\n")
+    assert main(["eval", str(root), "--store", milvus_uri, "--output", "json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["metrics"]["hit@10"] == 1.0 and result["provenance"]["store"] == milvus_uri
+    assert main(["eval", str(root), "--store", milvus_uri, "--reader", "extractive"]) == 2

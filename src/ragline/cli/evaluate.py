@@ -28,6 +28,7 @@ from ragline.errors import ConfigError, RaglineError
 from ragline.index import Index
 from ragline.progress import stderr
 from ragline.provenance import provenance as make_provenance
+from ragline.store.uri import parse_store_uri
 
 # `ragline eval` without --config: whole documents, BM25, no reader (the BENCHMARKS.md baselines).
 EVAL_BASE = PipelineConfig(
@@ -64,14 +65,24 @@ def cmd_eval(args: argparse.Namespace) -> int:
         raise ConfigError("--save-answers writes graded answers: give a --reader (or a --config with one)")
     if args.per_question_context and not dataset.questions:
         raise ConfigError(f"--per-question-context needs {dataset.path}/questions.jsonl with context_ids")
-    with stderr.status(f"indexing {len(dataset.corpus)} documents ({config.ingest.chunker}, {config.ingest.context})"):
-        built = build_eval_index(dataset, configs[:1] if answers else configs)
-    report_embeddings(built.index)
-    if answers:
-        return _eval_answers(args, dataset, built.index, configs[0])
     metrics = tuple(m.strip() for m in args.metrics.split(",") if m.strip())
-    filters = _context_filters(dataset) if args.per_question_context else None
-    results = evaluate_retrieval(dataset, configs, built, metrics, args.depth, filters)
+    if args.store:
+        if answers or args.per_question_context:
+            raise ConfigError("--store evaluates retrieval through a collection (no --reader, --per-question-context)")
+        from ragline.store.evaluate import evaluate_on_store
+
+        results = [evaluate_on_store(dataset, c, args.store, metrics, args.depth) for c in configs]
+        ingest = {"chunker": config.ingest.chunker, "context": config.ingest.context}
+    else:
+        chunking = f"{config.ingest.chunker}, {config.ingest.context}"
+        with stderr.status(f"indexing {len(dataset.corpus)} documents ({chunking})"):
+            built = build_eval_index(dataset, configs[:1] if answers else configs)
+        report_embeddings(built.index)
+        if answers:
+            return _eval_answers(args, dataset, built.index, configs[0])
+        filters = _context_filters(dataset) if args.per_question_context else None
+        results = evaluate_retrieval(dataset, configs, built, metrics, args.depth, filters)
+        ingest = built.ingest.to_dict()
     for path, spec, result in zip(run_files, specs, results):
         write_run(result.run, path, tag=_run_tag(spec))
         stderr.print(f"run of {spec} written to {path}", highlight=False)
@@ -82,7 +93,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         dataset_hash=dataset.hash,
         split=args.split,
         depth=args.depth,
-        ingest=built.ingest.to_dict(),
+        ingest=ingest,
+        store=str(parse_store_uri(args.store)) if args.store else None,  # never the password
         retriever=results[0].retriever if len(specs) == 1 else [r.retriever for r in results],
     )
     head = {"dataset": dataset.name, "split": args.split, "queries": len(dataset.judged_queries),
@@ -241,6 +253,12 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--split", default="test", help="qrels split (test)")
     p.add_argument("--metrics", default=",".join(default_metrics()), help="comma-separated metric names")
     p.add_argument("--depth", type=positive_int, default=1000, help="documents retrieved per query (1000)")
+    p.add_argument(
+        "--store",
+        metavar="URI",
+        help="evaluate through a Milvus collection, milvus://[user:password@]HOST:PORT/NAME (indexed from the "
+        "dataset, reused when its chunks and stamps are unchanged); retrievers: bm25, dense, hybrid",
+    )
     p.add_argument(
         "--save-run",
         metavar="FILE",
