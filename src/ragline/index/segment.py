@@ -67,7 +67,8 @@ class FieldPostings:
         """
         vocab: dict[str, int] = {}
         setdefault = vocab.setdefault
-        term_ids, frequencies, unique, lengths = array("i"), array("q"), array("q"), array("q")
+        # 4 bytes a (term, row) pair; frequencies as float32 from the start (the postings' type)
+        term_ids, frequencies, unique, lengths = array("i"), array("f"), array("q"), array("q")
         for counts in term_counts:
             term_ids.extend([setdefault(t, len(vocab)) for t in counts])
             frequencies.extend(counts.values())
@@ -77,12 +78,14 @@ class FieldPostings:
         indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
         np.cumsum(np.bincount(ids, minlength=len(vocab)), out=indptr[1:])
         # A stable sort by term keeps each term's rows ascending (they were appended row by row).
+        # Each input is dropped as soon as it is used: these arrays are the peak of indexing large files.
         order = np.argsort(ids, kind="stable")
         del ids, term_ids
+        tfs = np.frombuffer(frequencies, dtype=np.float32)[order] if frequencies else np.zeros(0, dtype=np.float32)
+        del frequencies
         rows = np.repeat(np.arange(len(unique), dtype=np.int32), np.asarray(unique, dtype=np.int64))
         docs = rows[order]
-        del rows
-        tfs = np.asarray(frequencies, dtype=np.float32)[order]
+        del rows, order
         return cls(
             terms=list(vocab),
             indptr=indptr,
