@@ -13,7 +13,7 @@ import mmap
 import os
 from array import array
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -113,6 +113,28 @@ class FieldPostings:
         return cls(terms=terms, **parts)
 
 
+JSON_PIECE_CHARS = 1 << 20
+
+
+def json_line_pieces(stored: dict[str, str], piece_chars: int = JSON_PIECE_CHARS) -> Iterator[bytes]:
+    """``json.dumps(stored, ensure_ascii=False)`` and a newline, UTF-8, byte for byte, in pieces.
+
+    A large document is encoded ``piece_chars`` characters at a time, so its JSON copy and the bytes of
+    that copy (twice its size) never exist whole. JSON escapes each character on its own, so the pieces
+    of a string join into its encoding.
+    """
+    if sum(map(len, stored.values())) <= piece_chars:
+        yield json.dumps(stored, ensure_ascii=False).encode() + b"\n"
+        return
+    yield b"{"
+    for n, (key, value) in enumerate(stored.items()):
+        yield ((", " if n else "") + json.dumps(key, ensure_ascii=False) + ': "').encode()
+        for start in range(0, len(value), piece_chars):
+            yield json.dumps(value[start : start + piece_chars], ensure_ascii=False)[1:-1].encode()
+        yield b'"'
+    yield b"}\n"
+
+
 def build_vector_index(vectors: np.ndarray, spec: str) -> Any:
     """A ``VectorIndex`` of ``vectors`` (faiss is imported only when an index has vectors)."""
     from ragline.index.vectors import VectorIndex
@@ -186,9 +208,11 @@ class Segment:
                 stored = {"title": doc.title, "text": doc.text}
                 if doc.index_text is not None:
                     stored["index_text"] = doc.index_text
-                line = json.dumps(stored, ensure_ascii=False).encode() + b"\n"
-                out.write(line)
-                offsets[i + 1] = offsets[i] + len(line)
+                written = 0
+                for piece in json_line_pieces(stored):
+                    out.write(piece)
+                    written += len(piece)
+                offsets[i + 1] = offsets[i] + written
         np.save(folder / "docs.offsets.npy", offsets)
         (folder / "metadata.json").write_text(json.dumps(metadata, ensure_ascii=False), "utf-8")
         for field, postings in self.fields.items():
