@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 import mmap
 import os
+from array import array
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,13 @@ FIELD_TEXT: dict[str, Callable[[Document], str]] = {
     "body": lambda d: d.index_text if d.index_text is not None else f"{d.title}\n{d.text}" if d.title else d.text,
     "title": lambda d: d.title,
     "text": lambda d: d.index_text if d.index_text is not None else d.text,
+}
+# The same texts as parts that the analyzer reads in turn (``Analyzer.term_counts``): "title\ntext" is
+# never built, which for a large document is a second copy of it.
+FIELD_PARTS: dict[str, Callable[[Document], tuple[str, ...]]] = {
+    "body": lambda d: (d.index_text,) if d.index_text is not None else (d.title, d.text) if d.title else (d.text,),
+    "title": lambda d: (d.title,),
+    "text": lambda d: (d.index_text if d.index_text is not None else d.text,),
 }
 
 
@@ -51,24 +59,39 @@ class FieldPostings:
     lengths: np.ndarray  # float32, tokens per document (its "dl")
 
     @classmethod
-    def build(cls, token_lists: Sequence[list[str]]) -> FieldPostings:
+    def build(cls, term_counts: Iterable[Mapping[str, int]]) -> FieldPostings:
+        """Postings of documents given as term -> frequency, one mapping per row, read one at a time.
+
+        Only (term, row, frequency) triples are kept, never a document's tokens, so memory follows the
+        size of the postings, not of the text.
+        """
         vocab: dict[str, int] = {}
-        n = max(len(token_lists), 1)
-        flat = [vocab.setdefault(t, len(vocab)) for tokens in token_lists for t in tokens]
-        lengths = np.fromiter((len(t) for t in token_lists), dtype=np.int64, count=len(token_lists))
-        term_ids = np.asarray(flat, dtype=np.int64)
-        rows = np.repeat(np.arange(len(token_lists), dtype=np.int64), lengths)
-        # One sort groups the postings by term, then by row; run lengths are the term frequencies.
-        keys, tfs = np.unique(term_ids * n + rows, return_counts=True)
-        posting_terms, posting_rows = keys // n, keys % n
+        setdefault = vocab.setdefault
+        # 4 bytes a (term, row) pair; frequencies as float32 from the start (the postings' type)
+        term_ids, frequencies, unique, lengths = array("i"), array("f"), array("q"), array("q")
+        for counts in term_counts:
+            term_ids.extend([setdefault(t, len(vocab)) for t in counts])
+            frequencies.extend(counts.values())
+            unique.append(len(counts))
+            lengths.append(sum(counts.values()))
+        ids = np.frombuffer(term_ids, dtype=np.int32) if term_ids else np.zeros(0, dtype=np.int32)
         indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(posting_terms, minlength=len(vocab)), out=indptr[1:])
+        np.cumsum(np.bincount(ids, minlength=len(vocab)), out=indptr[1:])
+        # A stable sort by term keeps each term's rows ascending (they were appended row by row).
+        # Each input is dropped as soon as it is used: these arrays are the peak of indexing large files.
+        order = np.argsort(ids, kind="stable")
+        del ids, term_ids
+        tfs = np.frombuffer(frequencies, dtype=np.float32)[order] if frequencies else np.zeros(0, dtype=np.float32)
+        del frequencies
+        rows = np.repeat(np.arange(len(unique), dtype=np.int32), np.asarray(unique, dtype=np.int64))
+        docs = rows[order]
+        del rows, order
         return cls(
             terms=list(vocab),
             indptr=indptr,
-            docs=posting_rows.astype(np.int32),
-            tfs=tfs.astype(np.float32),
-            lengths=lengths.astype(np.float32),
+            docs=docs,
+            tfs=tfs,
+            lengths=np.asarray(lengths, dtype=np.float32),
         )
 
     def live_df(self, live: np.ndarray | None) -> np.ndarray:
@@ -88,6 +111,28 @@ class FieldPostings:
         terms = json.loads((folder / f"{name}.terms.json").read_text("utf-8"))
         parts = {p: np.load(folder / f"{name}.{p}.npy", mmap_mode="r") for p in ("indptr", "docs", "tfs", "lengths")}
         return cls(terms=terms, **parts)
+
+
+JSON_PIECE_CHARS = 1 << 20
+
+
+def json_line_pieces(stored: dict[str, str], piece_chars: int = JSON_PIECE_CHARS) -> Iterator[bytes]:
+    """``json.dumps(stored, ensure_ascii=False)`` and a newline, UTF-8, byte for byte, in pieces.
+
+    A large document is encoded ``piece_chars`` characters at a time, so its JSON copy and the bytes of
+    that copy (twice its size) never exist whole. JSON escapes each character on its own, so the pieces
+    of a string join into its encoding.
+    """
+    if sum(map(len, stored.values())) <= piece_chars:
+        yield json.dumps(stored, ensure_ascii=False).encode() + b"\n"
+        return
+    yield b"{"
+    for n, (key, value) in enumerate(stored.items()):
+        yield ((", " if n else "") + json.dumps(key, ensure_ascii=False) + ': "').encode()
+        for start in range(0, len(value), piece_chars):
+            yield json.dumps(value[start : start + piece_chars], ensure_ascii=False)[1:-1].encode()
+        yield b'"'
+    yield b"}\n"
 
 
 def build_vector_index(vectors: np.ndarray, spec: str) -> Any:
@@ -137,7 +182,7 @@ class Segment:
         vector_index: str = "hnsw",
     ) -> Segment:
         """Analyze ``documents`` into a new in-memory segment; ``vectors`` (one row each) get an ANN index."""
-        postings = {f: FieldPostings.build([analyzer(FIELD_TEXT[f](d)) for d in documents]) for f in fields}
+        postings = {f: FieldPostings.build(analyzer.term_counts(*FIELD_PARTS[f](d)) for d in documents) for f in fields}
         return cls(
             name,
             ids=[d.id for d in documents],
@@ -163,9 +208,11 @@ class Segment:
                 stored = {"title": doc.title, "text": doc.text}
                 if doc.index_text is not None:
                     stored["index_text"] = doc.index_text
-                line = json.dumps(stored, ensure_ascii=False).encode() + b"\n"
-                out.write(line)
-                offsets[i + 1] = offsets[i] + len(line)
+                written = 0
+                for piece in json_line_pieces(stored):
+                    out.write(piece)
+                    written += len(piece)
+                offsets[i + 1] = offsets[i] + written
         np.save(folder / "docs.offsets.npy", offsets)
         (folder / "metadata.json").write_text(json.dumps(metadata, ensure_ascii=False), "utf-8")
         for field, postings in self.fields.items():

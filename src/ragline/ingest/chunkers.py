@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
@@ -52,6 +52,11 @@ UNITS = ("words", "tokens")
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"  # kana, Han, hangul
 _WORD = re.compile(rf"[{_CJK}]|[^\s{_CJK}]+")
+
+
+def iter_word_spans(text: str) -> Iterator[Span]:
+    """The spans of :func:`word_spans`, one at a time."""
+    return (m.span() for m in _WORD.finditer(text))
 
 
 def word_spans(text: str, start: int = 0, end: int | None = None) -> list[Span]:
@@ -324,14 +329,23 @@ class FixedChunker(Chunker):
         return {"size": self.size, "overlap": self.overlap, **super().config()}
 
     def spans(self, text: str, sections: list[Section]) -> list[Span]:
-        units = self._count(text).spans
-        out = []
-        for first in range(0, len(units), self.size - self.overlap):
-            window = units[first : first + self.size]
-            out.append((window[0][0], window[-1][1]))
-            if first + self.size >= len(units):
-                break
-        return out
+        # One pass over the units, keeping only the window bounds: a list of every unit's span costs
+        # ~20 times the text (tuples of ints), which is most of the memory of chunking a large file.
+        size, step = self.size, self.size - self.overlap
+        units = iter_word_spans(text) if self.unit == "words" else iter(token_spans(text))
+        starts: list[int] = []  # start of unit k * step: window k's first
+        ends: list[int] = []  # end of unit k * step + size - 1: window k's last, when the text is long enough
+        count, last_end = 0, 0
+        for count, (start, end) in enumerate(units, 1):
+            if (count - 1) % step == 0:
+                starts.append(start)
+            if count >= size and (count - size) % step == 0:
+                ends.append(end)
+            last_end = end
+        if not count:
+            return []
+        windows = 1 if count <= size else 1 + -(-(count - size) // step)  # the last one reaches the last unit
+        return [(starts[k], ends[k] if k < len(ends) else last_end) for k in range(windows)]
 
 
 @register("chunker", "sentences")

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from functools import cached_property
 from typing import Any
@@ -39,6 +41,10 @@ _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _HAN_OR_WORD = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+|[^\W\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
 TOKENIZERS = ("word", "jieba", "cjk-bigram")
+# Texts longer than this are analyzed a block at a time by ``term_counts``, so the token strings of a
+# huge document (tens of bytes each) never all exist at once.
+BLOCK_CHARS = 1 << 20
+STEM_CACHE_LIMIT = 2_000_000  # distinct tokens whose stems are kept (per analyzer) before starting afresh
 
 
 @dataclass(frozen=True)
@@ -68,11 +74,7 @@ class Analyzer:
     # -- the pipeline -------------------------------------------------------------------------
     def __call__(self, text: str) -> list[str]:
         """Terms of ``text``, in order (duplicates kept: term frequency matters)."""
-        text = unicodedata.normalize("NFKC", text)
-        if self.lowercase:
-            text = text.lower()
-        text = _POSSESSIVE.sub("", text)
-        tokens = self._tokenize(text)
+        tokens = self._tokenize(self._normalize(text))
         stop = self._stopwords
         if stop or self.min_token_length > 1:
             tokens = [t for t in tokens if t not in stop and len(t) >= self.min_token_length]
@@ -82,6 +84,53 @@ class Analyzer:
 
     def analyze_many(self, texts: list[str]) -> list[list[str]]:
         return [self(t) for t in texts]
+
+    def term_counts(self, *texts: str, block_chars: int = BLOCK_CHARS) -> dict[str, int]:
+        """Term -> frequency in ``"\n".join(texts)``: exactly ``Counter(self(...))``, in bounded memory.
+
+        Terms come in order of first occurrence. Tokens are counted first, so stopwords and stems are
+        looked up once per distinct token. A long text is cut into blocks of about ``block_chars``
+        characters, each ending just after a space or line break, and no step sees across such a cut:
+        NFKC composes nothing with a space or line break, lowercasing's final-sigma rule stops at
+        whitespace, and no token or possessive spans one. Neither does the joining line break, so a
+        long title and text are read as two texts, never copied into one.
+        """
+        counts: dict[str, int] = {}
+        if sum(map(len, texts)) <= block_chars:  # short: one pass, and the joined copy is small
+            self._count_block("\n".join(texts), counts)
+            return counts
+        for text in texts:
+            for block in _blocks(text, block_chars):
+                self._count_block(block, counts)
+        return counts
+
+    def _normalize(self, text: str) -> str:
+        text = unicodedata.normalize("NFKC", text)
+        if self.lowercase:
+            text = text.lower()
+        if "'" in text or "’" in text:  # the regex's scan costs more than these two searches
+            text = _POSSESSIVE.sub("", text)
+        return text
+
+    def _count_block(self, text: str, counts: dict[str, int]) -> None:
+        tokens = Counter(self._tokenize(self._normalize(text)))
+        stop, shortest = self._stopwords, self.min_token_length
+        if stop or shortest > 1:
+            tokens = {t: n for t, n in tokens.items() if t not in stop and len(t) >= shortest}
+        get = counts.get
+        if self.stemmer is None:
+            for term, n in tokens.items():
+                counts[term] = get(term, 0) + n
+            return
+        stems = self._stem_cache
+        if len(stems) > STEM_CACHE_LIMIT:
+            stems.clear()
+        missing = [t for t in tokens if t not in stems]
+        if missing:
+            stems.update(zip(missing, self._stemmer.stemWords(missing)))
+        for token, n in tokens.items():
+            term = stems[token]
+            counts[term] = get(term, 0) + n
 
     def _tokenize(self, text: str) -> list[str]:
         if self.tokenizer == "word":
@@ -101,10 +150,10 @@ class Analyzer:
     def _stem(self, tokens: list[str]) -> list[str]:
         # Stemming is the slow step; words repeat (Zipf), so a per-analyzer cache pays off quickly.
         cache = self._stem_cache
+        if len(cache) > STEM_CACHE_LIMIT:  # cleared before the look-up, so every token is stemmed anew
+            cache.clear()
         missing = [t for t in set(tokens) if t not in cache]
         if missing:
-            if len(cache) > 2_000_000:
-                cache.clear()
             cache.update(zip(missing, self._stemmer.stemWords(missing)))
         return [cache[t] for t in tokens]
 
@@ -139,6 +188,25 @@ class Analyzer:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Analyzer:
         return cls(**data)
+
+
+def _blocks(text: str, size: int) -> Iterator[str]:
+    """``text`` in consecutive pieces of about ``size`` characters, each cut just after whitespace."""
+    start, end = 0, len(text)
+    while end - start > size:
+        limit = start + size
+        cut = max(text.rfind("\n", start, limit), text.rfind(" ", start, limit))
+        if cut < 0:  # one run of ``size`` characters without a space: cut at the first one after it
+            after = [i for i in (text.find("\n", limit), text.find(" ", limit)) if i >= 0]
+            if not after:
+                break
+            cut = min(after)
+        yield text[start : cut + 1]
+        start = cut + 1
+    if start == 0:
+        yield text  # the common case: no copy
+    elif start < end:
+        yield text[start:]
 
 
 def _cjk_bigram_tokens(text: str) -> list[str]:
