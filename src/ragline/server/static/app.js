@@ -4,6 +4,7 @@
 const $ = (id) => document.getElementById(id);
 let key = sessionStorage.getItem("ragline-key") || "";
 let lastAnswer = null;
+let answersShown = 0;  // counted in #answer[data-shown], so a script can wait for the next answer
 
 async function api(path, options = {}) {
   const headers = { Authorization: "Bearer " + key, ...(options.headers || {}) };
@@ -109,6 +110,7 @@ function renderResult(result) {
   }
   if (result.trace_text) { $("trace").textContent = result.trace_text; $("trace-box").hidden = false; }
   $("status").textContent = `${result.sources.length} sources`;
+  $("answer").dataset.shown = String(++answersShown);
 }
 
 // Open the cited chunk inside its document, the answer's words highlighted in it.
@@ -129,7 +131,7 @@ async function openCitation(n, result) {
     body.append(node);
     if (isCited) cited = node;
   }
-  $("doc-view").showModal();
+  $("doc-view").show();  // beside the answer, not over it
   if (cited) cited.scrollIntoView({ block: "center" });
 }
 
