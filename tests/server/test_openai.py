@@ -13,9 +13,9 @@ def answered_question(served: Server) -> str:
     """A permission question the HR key's pipeline answers (found through the API, not written down)."""
     client = served.client("hr")
     for q in served.corpus.questions:
-        if q.type == "permission" and "hr" in q.user_groups:
-            if not client.post("/v1/ask", json={"question": q.text, "stream": False}).json()["abstained"]:
-                return q.text
+        asked = q.type == "permission" and "hr" in q.user_groups
+        if asked and not client.post("/v1/ask", json={"question": q.text, "stream": False}).json()["abstained"]:
+            return q.text
     pytest.fail("no permission question answered for the HR key")
 
 

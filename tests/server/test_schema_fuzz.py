@@ -29,7 +29,7 @@ def test_no_generated_request_gets_a_server_error(served: Server) -> None:
             response = case.call(headers=headers)
             statuses.add(response.status_code)
             if response.status_code >= 500:
-                failures.append((operation.label, response.status_code, response.text[:200]))
+                failures.append((case.operation.label, response.status_code, response.text[:200]))
 
         run()
     assert not failures, failures
