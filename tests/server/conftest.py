@@ -25,9 +25,10 @@ from ragline.config import load_config  # noqa: E402
 from ragline.corpora.orrin import OrrinCorpus, build_orrin  # noqa: E402
 from ragline.index import Index, IndexSettings  # noqa: E402
 from ragline.ingest.pipeline import IngestConfig, chunk_documents  # noqa: E402
-from ragline.server.app import ServerSettings, create_app  # noqa: E402
+from ragline.server.app import create_app
 from ragline.server.engine import Engine  # noqa: E402
 from ragline.server.keys import KeyRing, add_key  # noqa: E402
+from ragline.server.shapes import ServerSettings  # noqa: E402
 
 
 @dataclass

@@ -8,8 +8,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ragline.server.app import ServerSettings
 from ragline.server.keys import read_keys, revoke_key
+from ragline.server.shapes import ServerSettings
 
 from .conftest import Server, make_server
 

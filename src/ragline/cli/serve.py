@@ -16,9 +16,10 @@ from ragline.progress import stderr
 def build_server(args: argparse.Namespace) -> Any:
     """The app ``args`` describe: the index rule of `ask`, the pipeline config, the keys file, the limits."""
     from ragline.index import Index
-    from ragline.server.app import ServerSettings, create_app
+    from ragline.server.app import create_app
     from ragline.server.engine import Engine
     from ragline.server.keys import KeyRing
+    from ragline.server.shapes import ServerSettings
 
     if not args.keys:
         raise ConfigError(

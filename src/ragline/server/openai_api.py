@@ -17,8 +17,8 @@ from fastapi import FastAPI, HTTPException
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragline.server.app import MAX_QUESTION, ServerSettings, answer_json, error_json, in_thread
 from ragline.server.engine import Engine
+from ragline.server.shapes import MAX_QUESTION, ServerSettings, answer_json, error_json, in_thread
 
 MODEL = "ragline"
 
