@@ -1,0 +1,101 @@
+"""``ragline serve``: the HTTP API and web page over one index, models loaded once (see ragline.server)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+
+from ragline.cli.common import add_config_flag, index_location, query_config
+from ragline.errors import ConfigError
+from ragline.progress import stderr
+
+
+def build_server(args: argparse.Namespace) -> Any:
+    """The app ``args`` describe: the index rule of `ask`, the pipeline config, the keys file, the limits."""
+    from ragline.index import Index
+    from ragline.server.app import create_app
+    from ragline.server.engine import Engine
+    from ragline.server.keys import KeyRing
+    from ragline.server.shapes import ServerSettings
+
+    if not args.keys:
+        raise ConfigError(
+            "ragline serve needs --keys FILE: nothing answers without a key. Make one with "
+            "`ragline keys add NAME --groups all --keys FILE`"
+        )
+    if not Path(args.keys).is_file():
+        raise ConfigError(
+            f"--keys {args.keys}: no such file; make it with `ragline keys add NAME --groups all --keys {args.keys}`"
+        )
+    keys = KeyRing(args.keys)
+    if not len(keys):
+        raise ConfigError(f"--keys {args.keys} has no live key: add one with `ragline keys add NAME --groups ...`")
+    location = index_location(args)
+    if location is not None:
+        index, builtin = Index.open(location), False
+    else:
+        from ragline.corpora.builtin import orrin_index
+
+        index, _ = orrin_index()
+        builtin = True
+        stderr.print(
+            Text(
+                f"serving the built-in Orrin Grid demo corpus ({index.path}): no --index, $RAGLINE_INDEX "
+                "or ./ragline-index",
+                style="yellow",
+            )
+        )
+    config = query_config(args, index)
+    settings = ServerSettings(
+        max_body_bytes=int(args.max_body_mb * 1024 * 1024),
+        timeout_s=args.timeout,
+        rate_per_minute=args.rate_limit,
+        cors_origins=tuple(args.cors_origin or ()),
+        eval_root=Path(args.eval_root) if args.eval_root else None,
+    )
+    return create_app(Engine(index, config, builtin=builtin), keys, settings)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from ragline.server.logs import configure
+
+    configure(args.log_level)
+    app = build_server(args)
+    if args.host not in ("127.0.0.1", "localhost", "::1"):
+        stderr.print(
+            Text(f"listening on {args.host}: this server speaks plain HTTP; put TLS in front of it", style="yellow")
+        )
+    stderr.print(f"ragline serve: http://{args.host}:{args.port}/ (API docs at /docs)")
+    uvicorn.run(app, host=args.host, port=args.port, log_config=None, access_log=False, timeout_keep_alive=5)
+    return 0
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "serve",
+        help="HTTP API, OpenAI-compatible endpoint and web page (needs --keys)",
+        description="Serve one index over HTTP: ask (streamed), search, documents, status, "
+        "indexing and eval runs, /v1/chat/completions, and a page at /. The index is --index, else "
+        "$RAGLINE_INDEX, else ./ragline-index, else the built-in Orrin Grid demo index.",
+    )
+    p.add_argument("--index", help="index directory (default: $RAGLINE_INDEX, else ./ragline-index)")
+    p.add_argument("--keys", metavar="FILE", help="API keys file from `ragline keys add` (required)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="port (8000)")
+    p.add_argument("--reader", metavar="SPEC", help="override the config's reader, e.g. extractive")
+    p.add_argument("--retriever", metavar="SPEC", help="override the config's retriever (bm25, dense, hybrid)")
+    p.add_argument(
+        "--rate-limit", type=float, default=120.0, metavar="N", help="requests a minute per key (120; 0: off)"
+    )
+    p.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds a request may take (120)")
+    p.add_argument("--max-body-mb", type=float, default=10.0, metavar="MB", help="largest request body (10)")
+    p.add_argument("--cors-origin", action="append", metavar="URL", help="allow this browser origin (off by default)")
+    p.add_argument("--eval-root", metavar="DIR", help="datasets the API may run `ragline eval` on (off without it)")
+    p.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
+    add_config_flag(p, "pipelines/default.toml (hybrid retrieval, the local LLM reads 5 sources)")
+    p.set_defaults(func=cmd_serve)

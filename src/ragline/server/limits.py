@@ -1,0 +1,115 @@
+"""Per-key rate limits, request size limits and the request log, as ASGI middleware and helpers."""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import time
+from typing import Any
+
+from ragline.server.logs import log
+
+
+class RateLimiter:
+    """A token bucket per key: ``per_minute`` requests a minute, in bursts of up to ``per_minute``."""
+
+    def __init__(self, per_minute: float) -> None:
+        self.per_minute = per_minute
+        self._buckets: dict[str, tuple[float, float]] = {}  # key name -> (tokens, last refill)
+        self._lock = threading.Lock()
+
+    def take(self, key: str) -> float | None:
+        """None when ``key`` may go on; else the seconds to wait before its next request."""
+        if self.per_minute <= 0:
+            return None
+        now = time.monotonic()
+        rate = self.per_minute / 60.0
+        with self._lock:
+            tokens, last = self._buckets.get(key, (self.per_minute, now))
+            tokens = min(self.per_minute, tokens + (now - last) * rate)
+            if tokens >= 1.0:
+                self._buckets[key] = (tokens - 1.0, now)
+                return None
+            self._buckets[key] = (tokens, now)
+            return (1.0 - tokens) / rate
+
+
+class BodyTooLarge(Exception):
+    pass
+
+
+class RequestGuard:
+    """ASGI middleware: refuses bodies over ``max_body_bytes`` (413) and logs each request as one JSON line."""
+
+    def __init__(self, app: Any, max_body_bytes: int) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        scope.setdefault("state", {})
+        status = {"code": 0}
+
+        async def send_logged(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                status["code"] = message["status"]
+            await send(message)
+
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > self.max_body_bytes):
+            await _error(send_logged, 413, "request_too_large", f"the request body is over {self.max_body_bytes} bytes")
+            self._log(scope, status["code"], started)
+            return
+        seen = {"bytes": 0}
+
+        async def receive_counted() -> dict[str, Any]:
+            message = await receive()
+            if message["type"] == "http.request":
+                seen["bytes"] += len(message.get("body", b""))
+                if seen["bytes"] > self.max_body_bytes:
+                    raise BodyTooLarge
+            return message
+
+        try:
+            await self.app(scope, receive_counted, send_logged)
+        except BodyTooLarge:
+            if status["code"] == 0:
+                await _error(
+                    send_logged, 413, "request_too_large", f"the request body is over {self.max_body_bytes} bytes"
+                )
+        finally:
+            self._log(scope, status["code"], started)
+
+    @staticmethod
+    def _log(scope: dict[str, Any], code: int, started: float) -> None:
+        route = scope.get("route")
+        state = scope.get("state") or {}
+        log(
+            "request",
+            method=scope.get("method"),
+            route=getattr(route, "path", None) or "(unrouted)",
+            status=code,
+            key=state.get("key_name"),
+            ms=round((time.perf_counter() - started) * 1000, 1),
+        )
+
+
+async def _error(send: Any, status: int, kind: str, message: str, headers: dict[str, str] | None = None) -> None:
+    body = json.dumps({"error": {"type": kind, "message": message}}).encode()
+    extra = [(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()]
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *extra],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def retry_after(seconds: float) -> str:
+    return str(max(1, math.ceil(seconds)))
