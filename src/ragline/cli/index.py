@@ -21,6 +21,7 @@ from ragline.cli.common import (
 from ragline.cli.settings import index_settings
 from ragline.corpora.builtin import DEFAULT_INGEST
 from ragline.errors import RaglineError
+from ragline.freshness import record_source
 from ragline.index import Index
 from ragline.ingest import LoadReport, load_jsonl_corpus, load_path
 from ragline.ingest.loaders import DOCUMENT_SUFFIXES
@@ -54,6 +55,8 @@ def cmd_index(args: argparse.Namespace) -> int:
     warning = cjk_embedder_warning((d.text for d in loaded.documents), settings.embedder)
     if warning:
         stderr.print(Text(f"warning: {warning}", style="yellow"))
+    if args.dry_run:
+        return _dry_run(args, path, settings, loaded)
     units = loaded.documents
     if settings.chunker != "none":
         from ragline.ingest.pipeline import IngestConfig, chunk_documents
@@ -70,6 +73,7 @@ def cmd_index(args: argparse.Namespace) -> int:
             index.commit()
         report_embeddings(index)
         info = index.info()
+    record_source(path, args.source)  # for `ragline status` and the stale-source check of `ragline ask`
     result = {
         "index": str(path),
         "added": report.added,
@@ -99,6 +103,28 @@ def cmd_index(args: argparse.Namespace) -> int:
                 f"(generation {info['generation']}{chunking}, {result['seconds']} s)"
             )
         )
+    return 0
+
+
+def _dry_run(args: argparse.Namespace, path: Path, settings: Any, loaded: LoadReport) -> int:
+    """What the sync would add, update and delete, by document; nothing is written (an LLM context is not run)."""
+    from ragline.freshness import chunk_like_index, compare_documents
+
+    one_file = Path(args.source).is_file() and Path(args.source).suffix != ".jsonl"
+    index = Index.open(path) if (path / "manifest.json").is_file() else Index.create(None, settings)
+    units = chunk_like_index(index, loaded.documents)
+    report = compare_documents(index, units, prune=not one_file, keep=loaded.keep,
+                               text_only=index.settings.context in ("llm", "late"))  # fmt: skip
+    if args.output == "json":
+        emit_json({"index": str(path), "dry_run": True, "added": report.added, "updated": report.updated,
+                   "deleted": report.deleted, "unchanged": report.unchanged, "skipped": len(loaded.errors),
+                   "changes": [d.to_dict() for d in report.documents]})  # fmt: skip
+        return 0
+    console = Console()
+    for d in report.documents:
+        console.print(Text(f"{d.status:10} {d.doc_id}" + (f" ({d.source})" if d.source else "")))
+    console.print(Text(f"dry run, nothing written to {path}: {report.added} chunks would be added, {report.updated} "
+                       f"updated, {report.deleted} deleted, {report.unchanged} unchanged"))  # fmt: skip
     return 0
 
 
@@ -136,6 +162,11 @@ def add_parser(sub: Any) -> None:
         "--default-acl",
         metavar="GROUPS",
         help="ACL groups (comma-separated, e.g. all) given to documents that have no acl of their own",
+    )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="say which documents would be added, updated and deleted, and write nothing",
     )
     add_analysis_flags(p, stamped=True)
     add_config_flag(p, "100-word chunks with breadcrumbs, MiniLM embeddings (the [ingest] and [index] stages of "
