@@ -87,13 +87,23 @@ class LLMReader(Reader):
             llm = CachedLLM(load_llm(model))
         self.llm, self.max_tokens = llm, max_tokens
 
+    def _scope(self, context: Context) -> dict[str, Any]:
+        """A cached reply is keyed by the ACLs of the sources it was written from (``acl_scope``)."""
+        from ragline.models.llm import CachedLLM
+        from ragline.models.llm.cache import acl_scope
+
+        if not isinstance(self.llm, CachedLLM):
+            return {}
+        return {"scope": acl_scope(s.hit.metadata.get("acl") for s in context.sources)}
+
     def read(self, question: str, context: Context) -> Answer:
-        reply = self.llm.chat(build_messages(question, context), max_tokens=self.max_tokens)
+        reply = self.llm.chat(build_messages(question, context), max_tokens=self.max_tokens, **self._scope(context))
         return answer_from_response(reply, context, reader=self.llm.id, question=question)
 
     def stream(self, question: str, context: Context) -> Iterator[str | Answer]:
         pieces = []
-        for piece in self.llm.stream(build_messages(question, context), max_tokens=self.max_tokens):
+        messages = build_messages(question, context)
+        for piece in self.llm.stream(messages, max_tokens=self.max_tokens, **self._scope(context)):
             pieces.append(piece)
             yield piece
         yield answer_from_response("".join(pieces), context, reader=self.llm.id, question=question)
