@@ -89,7 +89,8 @@ def fuzz(
         by_id = {d.id: d for d in docs}
         for n in range(pairs_per_corpus):
             principal, query = random_principal(rng, n), random_query(rng)
-            found += [f"{principal.groups} {query!r}: {leak}" for leak in leaks(principal, by_id, pipeline, query, depth)]
+            found += [f"{principal.groups} {query!r}: {leak}"
+                      for leak in leaks(principal, by_id, pipeline, query, depth)]  # fmt: skip
             pairs += 1
     return pairs, found
 

@@ -7,8 +7,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from llm_fakes import FakeLLM
 
+from llm_fakes import FakeLLM
 from ragline.answer.context import build_context
 from ragline.answer.pipeline import LLMReader
 from ragline.ingest.chunkers import build_chunker
