@@ -165,8 +165,6 @@ def folder_status(
     index: Any, source: str | Path, config: Any = None, max_bytes: int = 20 * 1024 * 1024, follow_links: bool = False
 ) -> FreshnessReport:
     """Documents changed, added or removed in ``source`` since ``index`` was synced, and ``config``'s drift."""
-    from ragline.cli.index import load_source
-
     path = Path(source)
     loaded = load_source(path, max_bytes, follow_links)
     units = chunk_like_index(index, loaded.documents)
@@ -176,6 +174,17 @@ def folder_status(
     if config is not None:
         report.drift = pipeline_drift(index, config)
     return report
+
+
+def load_source(source: Path, max_bytes: int, follow_links: bool = False) -> Any:
+    """A .jsonl corpus, a BEIR folder (corpus.jsonl), a folder of documents, or one document file (``LoadReport``)."""
+    from ragline.ingest import load_jsonl_corpus, load_path
+
+    if source.is_file() and source.suffix == ".jsonl":
+        return load_jsonl_corpus(source)
+    if (source / "corpus.jsonl").is_file():
+        return load_jsonl_corpus(source / "corpus.jsonl")
+    return load_path(source, max_bytes=max_bytes, follow_links=follow_links)
 
 
 def is_stale(index: Any, source: str | Path, config: Any = None) -> bool:

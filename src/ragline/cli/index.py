@@ -21,20 +21,11 @@ from ragline.cli.common import (
 from ragline.cli.settings import index_settings
 from ragline.corpora.builtin import DEFAULT_INGEST
 from ragline.errors import RaglineError
-from ragline.freshness import record_source
+from ragline.freshness import load_source, record_source
 from ragline.index import Index
-from ragline.ingest import LoadReport, load_jsonl_corpus, load_path
+from ragline.ingest import LoadReport
 from ragline.ingest.loaders import DOCUMENT_SUFFIXES
 from ragline.progress import stderr
-
-
-def load_source(source: Path, max_bytes: int, follow_links: bool = False) -> LoadReport:
-    """A .jsonl corpus, a BEIR folder (corpus.jsonl), a folder of documents, or one document file."""
-    if source.is_file() and source.suffix == ".jsonl":
-        return load_jsonl_corpus(source)
-    if (source / "corpus.jsonl").is_file():
-        return load_jsonl_corpus(source / "corpus.jsonl")
-    return load_path(source, max_bytes=max_bytes, follow_links=follow_links)
 
 
 def cmd_index(args: argparse.Namespace) -> int:
