@@ -110,3 +110,12 @@ def test_orrin_version_questions_current_and_what_changed() -> None:
     assert {"policy-remote-work-2024", "policy-remote-work-2026"} <= {c.doc_id for c in answer.citations}
     weak = RAGPipeline.from_config(config.with_overrides(retrieve={"versions": "all"}), index)
     assert any(h.metadata.get("superseded_by") for q in questions for h in weak.retrieve(q.text))
+
+
+def test_a_commit_that_adds_a_successor_hides_the_old_version() -> None:
+    index = _index(_policy_docs()[:1])
+    pipeline = RAGPipeline(index, None, retriever="bm25")
+    assert [h.doc_id for h in pipeline.retrieve("annual leave")] == ["leave-2024"]
+    index.add(_policy_docs()[1:2])
+    index.commit()  # a new generation: the version links are read again
+    assert [h.doc_id for h in pipeline.retrieve("annual leave")] == ["leave-2026"]

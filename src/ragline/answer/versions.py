@@ -20,6 +20,7 @@ flagged, not merged. ``change_answer`` answers a change question from those pair
 from __future__ import annotations
 
 import re
+import weakref
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
@@ -111,15 +112,15 @@ class VersionGraph:
         return {d for d, nexts in self.successors.items() if any(s in self.live and counts(s) for s in nexts)}
 
 
-_GRAPHS: dict[tuple[int, int], VersionGraph] = {}
+# per index object (weakly: a closed index's entry goes with it), the graph of its current generation
+_GRAPHS: weakref.WeakKeyDictionary[Any, tuple[int, VersionGraph]] = weakref.WeakKeyDictionary()
 
 
 def version_graph(index: Any) -> VersionGraph:
     """The version links of ``index``'s live documents, read from metadata once per commit."""
-    key = (id(index), index.generation)
-    cached = _GRAPHS.get(key)
-    if cached is not None and not getattr(index, "dirty", False):
-        return cached
+    cached = _GRAPHS.get(index)
+    if cached is not None and cached[0] == index.generation:
+        return cached[1]
     graph = VersionGraph()
     for seg, dead in zip(index.segments, index.deleted):
         for row, meta in enumerate(seg.metadata):
@@ -133,9 +134,7 @@ def version_graph(index: Any) -> VersionGraph:
                 graph.successors.setdefault(doc, set()).add(str(meta["superseded_by"]))
             if meta.get("supersedes"):
                 graph.successors.setdefault(str(meta["supersedes"]), set()).add(doc)
-    if len(_GRAPHS) > 16:
-        _GRAPHS.clear()
-    _GRAPHS[key] = graph
+    _GRAPHS[index] = (index.generation, graph)
     return graph
 
 
