@@ -69,6 +69,7 @@ class IndexStage:
 class RetrieveStage:
     retriever: Spec = "hybrid"
     k: int = 5  # hits handed on (to the reranker, or to the reader when there is none)
+    versions: str = "current"  # current | as-of=DATE | all (ragline.answer.versions)
 
 
 @dataclass(frozen=True)
@@ -183,6 +184,10 @@ def _stage(kind: type, values: Any, where: str) -> Any:
         if not isinstance(given["transforms"], list):
             raise ConfigError(f"{where}: transforms must be a list of specs")
         given["transforms"] = tuple(given["transforms"])
+    if "versions" in given:
+        from ragline.answer.versions import VersionPolicy
+
+        given["versions"] = str(VersionPolicy.parse(str(given["versions"])))  # checked here, named in the error
     for key in ("k", "depth", "budget"):
         if key in given and (not isinstance(given[key], int) or isinstance(given[key], bool) or given[key] < 1):
             raise ConfigError(f"{where}: {key} must be a whole number >= 1, got {given[key]!r}")

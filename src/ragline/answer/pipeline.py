@@ -1,5 +1,5 @@
-"""Question in, answer with citations out: transform -> retrieve -> fuse -> drop superseded -> rerank ->
-expand -> assemble context (order, budget) -> read.
+"""Question in, answer with citations out: transform -> retrieve (filter and version policy inside) -> fuse ->
+rerank -> expand -> assemble context (order, budget) -> read.
 
 Two readers behind one interface: the deterministic ``extractive`` reader (no LLM: isolates what
 retrieval changes, as the lecture does) and ``llm`` (any ``ragline.models.llm`` backend, prompted to
@@ -9,10 +9,13 @@ answer only from numbered sources and cite them). Built from specs::
     llm                              llm:model=local:smollm2-135m,max_tokens=96
 
 Retrieval runs as the asking user: the filter (an ACL clause, say) applies inside retrieval, so a
-forbidden document never reaches the context. When a document and the version that supersedes it
-are both retrieved, the superseded one is dropped: the sources then cannot conflict on a value the
-newer version changed (the prompt also tells the model to prefer the newest version). A query with
-no searchable terms retrieves nothing (see ``empty_query_reason``).
+forbidden document never reaches the context. The version policy (``ragline.answer.versions``:
+``current`` by default, ``as-of=DATE``, ``all``) is a filter inside retrieval too: under ``current`` a
+document whose successor is indexed is never retrieved, so the sources cannot conflict on a value the
+newer version changed. A question about change ("what changed ...") retrieves every version and is
+answered from the values that differ, citing both versions. Sources that still disagree are listed in
+``answer.details["conflicts"]``. A query with no searchable terms retrieves nothing (see
+``empty_query_reason``).
 """
 
 from __future__ import annotations
@@ -25,11 +28,12 @@ from typing import Any
 from ragline.answer.context import Context, build_context, document_id
 from ragline.answer.extractive import ExtractiveReader
 from ragline.answer.prompt import answer_from_response, build_messages
+from ragline.answer.versions import VersionPolicy, annotate_conflicts, change_answer, is_change_question
 from ragline.components import build, register
 from ragline.config import PipelineConfig
 from ragline.errors import ConfigError
 from ragline.index.bm25 import BM25Params
-from ragline.index.filters import FilterLike
+from ragline.index.filters import FilterLike, restrict
 from ragline.index.store import Index
 from ragline.retrieve.base import empty_query_reason, hits_for
 from ragline.retrieve.fusion import fuse, rank
@@ -83,13 +87,23 @@ class LLMReader(Reader):
             llm = CachedLLM(load_llm(model))
         self.llm, self.max_tokens = llm, max_tokens
 
+    def _scope(self, context: Context) -> dict[str, Any]:
+        """A cached reply is keyed by the ACLs of the sources it was written from (``acl_scope``)."""
+        from ragline.models.llm import CachedLLM
+        from ragline.models.llm.cache import acl_scope
+
+        if not isinstance(self.llm, CachedLLM):
+            return {}
+        return {"scope": acl_scope(s.hit.metadata.get("acl") for s in context.sources)}
+
     def read(self, question: str, context: Context) -> Answer:
-        reply = self.llm.chat(build_messages(question, context), max_tokens=self.max_tokens)
+        reply = self.llm.chat(build_messages(question, context), max_tokens=self.max_tokens, **self._scope(context))
         return answer_from_response(reply, context, reader=self.llm.id, question=question)
 
     def stream(self, question: str, context: Context) -> Iterator[str | Answer]:
         pieces = []
-        for piece in self.llm.stream(build_messages(question, context), max_tokens=self.max_tokens):
+        messages = build_messages(question, context)
+        for piece in self.llm.stream(messages, max_tokens=self.max_tokens, **self._scope(context)):
             pieces.append(piece)
             yield piece
         yield answer_from_response("".join(pieces), context, reader=self.llm.id, question=question)
@@ -117,7 +131,7 @@ class RAGPipeline:
     """Retrieval and reading with one configuration; ``answer`` runs it for one question.
 
     Stages, in order: each query transform's queries (else the question) are retrieved with the
-    filter inside the retriever and fused; superseded versions dropped; the reranker (if any) reorders
+    filter and the version policy inside the retriever and fused; the reranker (if any) reorders
     ``rerank_depth`` candidates down to ``k``; the expander (if any) widens chunks to passages; then the
     context is ordered and cut to ``budget`` tokens, and the reader answers. Components are objects
     (``retriever`` may also be a spec); ``from_config`` builds them all from a ``PipelineConfig``.
@@ -135,9 +149,11 @@ class RAGPipeline:
     rerank_depth: int = 50
     expander: Any = None
     guard: Any = None  # screens hits for injected instructions before the reader (ragline.roles.Guard)
+    versions: VersionPolicy | str = "current"  # which versions retrieval may return (ragline.answer.versions)
     retriever_obj: Any = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
+        self.versions = VersionPolicy.parse(self.versions)
         spec = self.retriever
         self.retriever_obj = build_retriever(spec, self.index) if isinstance(spec, (str, Mapping)) else spec
 
@@ -164,6 +180,7 @@ class RAGPipeline:
             rerank_depth=stage.rerank.depth,
             expander=build("expander", stage.expand.expander, **deps) if stage.expand.expander else None,
             guard=build("guard", stage.guard.guard, **deps) if stage.guard.guard else None,
+            versions=stage.retrieve.versions,
         )
 
     @property
@@ -178,9 +195,10 @@ class RAGPipeline:
     def retrieve(self, question: str, filter: FilterLike = None) -> list[Hit]:
         """The hits the reader will see, best first (before the context budget); none for an empty query.
 
-        Superseded versions are dropped before reranking, so the reranker's ``k`` are all readable.
+        The version policy filters inside retrieval, so the reranker's ``k`` are all admissible versions;
+        a question about change retrieves every version.
         """
-        hits = drop_superseded(self._first_stage(question, self._depth(self.k), filter))
+        hits = self._first_stage(question, self._depth(self.k), filter, versions=self._policy_for(question))
         hits = self._second_stage(question, hits, self.k)
         if self.expander is not None:
             hits = self.expander.expand(question, hits)
@@ -189,10 +207,18 @@ class RAGPipeline:
     def _depth(self, k: int) -> int:
         return max(self.rerank_depth, k) if self.reranker is not None else k
 
-    def _first_stage(self, question: str, depth: int, filter: FilterLike) -> list[Hit]:
-        """Transform -> retrieve each query (the filter inside) -> fuse: the best ``depth`` hits."""
+    def _policy_for(self, question: str) -> VersionPolicy:
+        policy = VersionPolicy.parse(self.versions)
+        return VersionPolicy("all") if policy.enabled and is_change_question(question) else policy
+
+    def _first_stage(
+        self, question: str, depth: int, filter: FilterLike, versions: VersionPolicy | None = None
+    ) -> list[Hit]:
+        """Transform -> retrieve each query (the filter and version policy inside) -> fuse: the best ``depth``."""
         if empty_query_reason(question, self.index.settings.analyzer):
             return []
+        policy = VersionPolicy.parse(self.versions) if versions is None else versions
+        filter = restrict(filter, policy.restriction(self.index))
         queries = [q for t in self.transforms for q in t.transform(question)] or [(question, 1.0)]
         if len(queries) == 1:
             return self.retriever_obj.search(queries[0][0], depth, filter)
@@ -209,9 +235,13 @@ class RAGPipeline:
         if self.reader is None:
             raise ConfigError("this pipeline has no reader (reader = \"none\"): it ranks, it does not answer")
         if getattr(self.reader, "retrieves", False):  # an agent: it retrieves hop by hop, the filter inside
-            return self.reader.answer(question, filter)
+            return self.reader.answer(question, restrict(filter, self._policy_for(question).restriction(self.index)))
         context = self.context(question, filter)
-        return self.reader.read(question, context), context
+        if VersionPolicy.parse(self.versions).enabled and is_change_question(question):
+            changed = change_answer(question, context, reader=f"versions+{self.reader.name}")
+            if changed is not None:
+                return changed, context
+        return annotate_conflicts(self.reader.read(question, context), context, question), context
 
     def config(self) -> dict[str, Any]:
         reader = self.reader.config() if self.reader is not None else None
@@ -226,4 +256,5 @@ class RAGPipeline:
             out["expander"] = self.expander.config()
         if self.guard is not None:
             out["guard"] = self.guard.config()
+        out["versions"] = str(self.versions)
         return out

@@ -8,6 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from ragline.answer.versions import POLICIES, versions_policy
 from ragline.cli.common import (
     add_common,
     add_config_flag,
@@ -20,6 +21,7 @@ from ragline.cli.common import (
     snippet,
 )
 from ragline.errors import ModelError
+from ragline.freshness import stale_sources
 from ragline.index import Index
 from ragline.progress import stderr
 from ragline.provenance import provenance as make_provenance
@@ -44,6 +46,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
         )
     flt, flt_text = restricted_filter(args)
     config = query_config(args, index)
+    if args.versions:
+        config = config.with_overrides(retrieve={"versions": versions_policy(args.versions)})
     provenance = make_provenance(config, index=str(index.path), builtin=location is None, filter=flt_text,
                                  generation=index.generation)  # fmt: skip
     if args.output != "json":
@@ -66,6 +70,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
         context = pipeline.context(args.question, flt)
         answer = read_answer(pipeline, args.question, context, console if args.output != "json" else None)
     trace = answer.details.get("trace")
+    cited = {c.n for c in answer.citations}
+    stale = stale_sources(index, [s.hit for s in context.sources if s.n in cited]) if location is not None else []
     if args.output == "json":
         retrieved_by = pipeline.retriever_obj.config().get("name", str(config.retrieve.retriever))
         emit_json({"question": args.question, "answer": answer.text, "abstained": answer.abstained,
@@ -75,10 +81,17 @@ def cmd_ask(args: argparse.Namespace) -> int:
                                  "score": s.hit.score, "retriever": retrieved_by, "text": s.text}
                                 for s in context.sources],
                     **({"trace": trace} if trace is not None else {}),
+                    "conflicts": answer.details.get("conflicts", []),
+                    "stale_sources": [x.to_dict() for x in stale],
                     "provenance": {**provenance, **pipeline.config()}})  # fmt: skip
         return 0
     console.out("")
     print_answer(console, answer, context, index.settings.analyzer, args.question)
+    for note in answer.details.get("notes", []):
+        console.print(Text(f"note: {note}", style="yellow"))
+    for x in stale:
+        console.print(Text(f"warning: cited {x.doc_id} {x.status} on disk since it was indexed ({x.source}); "
+                           "this answer may be out of date: re-run `ragline index`", style="yellow"))  # fmt: skip
     if args.trace:
         from ragline.agent.trace import render
 
@@ -172,6 +185,11 @@ def add_parser(sub: Any) -> None:
         help="source order in the prompt: rank, or ends = best at both ends (lost in the middle)",
     )
     p.add_argument("--filter", help="metadata filter applied inside retrieval")
+    p.add_argument(
+        "--versions",
+        metavar="POLICY",
+        help=f"which document versions to retrieve: {' | '.join(POLICIES)} (default: the config's, current)",
+    )
     add_principal_flags(p, "ask")
     p.add_argument(
         "--trace",

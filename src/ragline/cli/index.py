@@ -22,20 +22,13 @@ from ragline.cli.common import (
 from ragline.cli.settings import index_settings
 from ragline.corpora.builtin import DEFAULT_INGEST
 from ragline.errors import RaglineError
+from ragline.freshness import load_source, record_source
 from ragline.index import Index
-from ragline.ingest import LoadReport, load_jsonl_corpus, load_path
+from ragline.ingest import LoadReport
 from ragline.ingest.loaders import DOCUMENT_SUFFIXES
 from ragline.progress import stderr
 from ragline.store import open_store
-
-
-def load_source(source: Path, max_bytes: int, follow_links: bool = False) -> LoadReport:
-    """A .jsonl corpus, a BEIR folder (corpus.jsonl), a folder of documents, or one document file."""
-    if source.is_file() and source.suffix == ".jsonl":
-        return load_jsonl_corpus(source)
-    if (source / "corpus.jsonl").is_file():
-        return load_jsonl_corpus(source / "corpus.jsonl")
-    return load_path(source, max_bytes=max_bytes, follow_links=follow_links)
+from ragline.store.uri import parse_store_uri
 
 
 def cmd_index(args: argparse.Namespace) -> int:
@@ -56,17 +49,20 @@ def cmd_index(args: argparse.Namespace) -> int:
     warning = cjk_embedder_warning((d.text for d in loaded.documents), settings.embedder)
     if warning:
         stderr.print(Text(f"warning: {warning}", style="yellow"))
+    if args.dry_run:
+        return _dry_run(args, path, settings, loaded)
     units = loaded.documents
     if settings.chunker != "none":
         from ragline.ingest.pipeline import IngestConfig, chunk_documents
 
         units, _ = chunk_documents(loaded.documents, IngestConfig(settings.chunker, settings.context))
+        loaded.documents = []  # the chunks hold the text now: let the whole documents go (peak memory)
     store = getattr(args, "store", None)
     if store:
         # Milvus stamps vectors with FLAT (exact) search unless --vector-index was given.
         if args.vector_index is None:
             settings = dataclasses.replace(settings, vector_index="flat")
-        path = store
+        path = str(parse_store_uri(store))  # reported without the password
     opened = open_store(store, settings) if store else Index.open_or_create(path, settings)
     with opened as index:
         # A file that fails to load keeps what an earlier run indexed (nothing indexed is lost), except where
@@ -79,6 +75,8 @@ def cmd_index(args: argparse.Namespace) -> int:
             index.commit()
         report_embeddings(index)
         info = index.info()
+    if not store:
+        record_source(path, args.source)  # for `ragline status` and the stale-source check of `ragline ask`
     result = {
         "index": str(path),
         "added": report.added,
@@ -108,6 +106,28 @@ def cmd_index(args: argparse.Namespace) -> int:
                 f"(generation {info['generation']}{chunking}, {result['seconds']} s)"
             )
         )
+    return 0
+
+
+def _dry_run(args: argparse.Namespace, path: Path, settings: Any, loaded: LoadReport) -> int:
+    """What the sync would add, update and delete, by document; nothing is written (an LLM context is not run)."""
+    from ragline.freshness import chunk_like_index, compare_documents
+
+    one_file = Path(args.source).is_file() and Path(args.source).suffix != ".jsonl"
+    index = Index.open(path) if (path / "manifest.json").is_file() else Index.create(None, settings)
+    units = chunk_like_index(index, loaded.documents)
+    report = compare_documents(index, units, prune=not one_file, keep=loaded.keep,
+                               text_only=index.settings.context in ("llm", "late"))  # fmt: skip
+    if args.output == "json":
+        emit_json({"index": str(path), "dry_run": True, "added": report.added, "updated": report.updated,
+                   "deleted": report.deleted, "unchanged": report.unchanged, "skipped": len(loaded.errors),
+                   "changes": [d.to_dict() for d in report.documents]})  # fmt: skip
+        return 0
+    console = Console()
+    for d in report.documents:
+        console.print(Text(f"{d.status:10} {d.doc_id}" + (f" ({d.source})" if d.source else "")))
+    console.print(Text(f"dry run, nothing written to {path}: {report.added} chunks would be added, {report.updated} "
+                       f"updated, {report.deleted} deleted, {report.unchanged} unchanged"))  # fmt: skip
     return 0
 
 
@@ -151,6 +171,11 @@ def add_parser(sub: Any) -> None:
         metavar="URI",
         help="index into a Milvus collection instead of the --index folder: milvus://[user:password@]HOST:PORT/NAME "
         "(milvus+tls:// for TLS); synced by content hash like a folder (see docs/scale.md)",
+    )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="say which documents would be added, updated and deleted, and write nothing",
     )
     add_analysis_flags(p, stamped=True)
     add_config_flag(p, "100-word chunks with breadcrumbs, MiniLM embeddings (the [ingest] and [index] stages of "

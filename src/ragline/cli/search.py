@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ragline.answer.versions import POLICIES, VersionPolicy, versions_policy
 from ragline.cli.common import (
     add_bm25_flags,
     add_common,
@@ -22,7 +23,9 @@ from ragline.cli.common import (
     restricted_filter,
     snippet,
 )
+from ragline.freshness import stale_sources
 from ragline.index import BM25Params, Index
+from ragline.index.filters import restrict
 from ragline.progress import stderr
 from ragline.provenance import provenance as make_provenance
 
@@ -37,10 +40,15 @@ def cmd_search(args: argparse.Namespace) -> int:
     bm25 = BM25Params(**{**index.settings.bm25.to_dict(), **config.index.bm25})
     retriever = build_retriever(config.retrieve.retriever, index, bm25)
     flt, flt_text = restricted_filter(args)
+    if args.versions:
+        config = config.with_overrides(retrieve={"versions": versions_policy(args.versions)})
+    policy = VersionPolicy.parse(config.retrieve.versions)
+    flt = restrict(flt, policy.restriction(index))  # inside retrieval, like the principal's restriction
     analyzer = index.settings.analyzer
     empty = empty_query_reason(args.query, analyzer)
     hits = [] if empty else retriever.search(args.query, args.k, flt)
     terms = set(analyzer(args.query))
+    stale = stale_sources(index, hits)
     if args.output == "json":
         emit_json(
             {
@@ -57,11 +65,13 @@ def cmd_search(args: argparse.Namespace) -> int:
                     for h in hits
                 ],
                 **({"reason": empty} if empty else {}),
+                "stale_sources": [x.to_dict() for x in stale],
                 "provenance": make_provenance(
                     config,
                     index=str(path),
                     retriever=retriever.config(),
                     filter=flt_text,
+                    versions=str(policy),
                     generation=index.generation,
                 ),
             }
@@ -77,6 +87,9 @@ def cmd_search(args: argparse.Namespace) -> int:
         cell = Text.assemble((h.title, "bold"), "\n" if h.title else "", snippet(h.text, terms, analyzer))
         table.add_row(str(h.rank), f"{h.score:.3f}", Text(h.doc_id), cell)
     Console().print(table)
+    for x in stale:
+        stderr.print(Text(f"warning: {x.doc_id} {x.status} on disk since it was indexed ({x.source}): "
+                          "re-run `ragline index`", style="yellow"))  # fmt: skip
     return 0
 
 
@@ -85,6 +98,11 @@ def add_parser(sub: Any) -> None:
     p.add_argument("query")
     p.add_argument("-k", type=positive_int, default=10, help="number of results (10)")
     p.add_argument("--filter", help='metadata filter, e.g. "acl in [all, hr] and year >= 2024"')
+    p.add_argument(
+        "--versions",
+        metavar="POLICY",
+        help=f"which document versions to return: {' | '.join(POLICIES)} (default: the config's, current)",
+    )
     add_principal_flags(p, "search")
     p.add_argument(
         "--retriever",

@@ -28,7 +28,9 @@ Design choices:
   Its key is sha256(model id, messages, generation parameters), and the messages are the document (or
   its excerpt) and the chunk, so it is keyed by the document and chunk contents and the model, as a
   dedicated (document hash, chunk hash, model) cache would be, and in addition by the prompt wording,
-  the excerpt and ``max_tokens``: changing any of those can never return a stale context. The raw answer
+  the excerpt and ``max_tokens``: changing any of those can never return a stale context. The key also
+  holds the document's ACL (``acl_scope``), and each chunk keeps its document's ``acl``, so an LLM-written
+  context is never served for, nor readable beyond, a document under another ACL. The raw answer
   is stored; the clean-up (:func:`tidy`) is applied after, so changing it needs no regeneration.
   A rerun still loads the model (a few seconds), because truncation counts tokens with its tokenizer.
 * **A document too long for the model's context** is cut to an excerpt around the chunk (the title is
@@ -53,6 +55,7 @@ from ragline.components import register
 from ragline.errors import ConfigError
 from ragline.ingest.context import PrefixContextualizer, breadcrumb
 from ragline.models.llm import DEFAULT_LLM, LLM, CachedLLM, Message, load_llm
+from ragline.models.llm.cache import acl_scope
 from ragline.progress import track
 from ragline.specs import parse_spec
 from ragline.types import Document
@@ -151,7 +154,11 @@ class LLMContextualizer(PrefixContextualizer):
         return out, None
 
     def context_for(self, document: Document, chunk: Document) -> str:
-        answer = tidy(self.llm.chat(self.messages(document, chunk), max_tokens=self.max_tokens, temperature=0.0))
+        # Scoped by the document's ACL: the context is derived from it, so it is served only for a document
+        # under the same ACL (the chunk, which carries the document's acl, inherits it in the index).
+        scope = acl_scope([document.metadata.get("acl")])
+        reply = self.llm.chat(self.messages(document, chunk), max_tokens=self.max_tokens, temperature=0.0, scope=scope)
+        answer = tidy(reply)
         if not self.breadcrumb:
             return answer
         # The title and heading path as well: what a small model's answer may leave out (or echo instead).

@@ -9,6 +9,13 @@ Storage is SQLite in WAL mode, like the embedding cache (``../cache.py``): reade
 concurrent processes queue on a busy timeout, each answer is one transaction. The default file is
 ``$RAGLINE_CACHE/llm_responses.sqlite``, else ``~/.cache/ragline/llm_responses.sqlite``. The request is
 stored beside the answer, so that the file can be read to see what was asked.
+
+Principals: a request may carry a ``scope``, the ACLs of the documents its messages were built from
+(``acl_scope``); it is part of the key, so a reply derived from documents under some ACLs is served
+only to a request built from documents under the same ACLs, never across principals who see different
+documents. A request without a scope keeps the key it always had. (The embedding cache, by contrast,
+maps a text to its vector and needs no scope: a hit returns the vector of a text the caller already
+holds, and the cache stores hashes and vectors, never text; see ``ragline.models.cache``.)
 """
 
 from __future__ import annotations
@@ -16,8 +23,9 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from ragline.models.llm.base import DEFAULT_MAX_TOKENS, LLM, GenerationParams, Message, check_messages
 from ragline.paths import cache_root
@@ -40,9 +48,22 @@ def default_llm_cache_path() -> Path:
     return cache_root() / FILENAME
 
 
-def request_key(model_id: str, messages: Sequence[Message], params: GenerationParams) -> tuple[str, str]:
-    """(key, canonical request JSON) of one generation."""
-    request = {
+def acl_scope(acls: Iterable[Any]) -> str:
+    """The scope of an artifact derived from documents with these ``acl`` values (one per document).
+
+    Canonical (sorted, each ACL as a sorted list; a document without one is ``null``), so the same
+    sources in any order give the same scope.
+    """
+    canonical = {json.dumps(sorted(str(g) for g in a) if isinstance(a, (list, tuple)) else
+                            (None if a is None else [str(a)])) for a in acls}  # fmt: skip
+    return "acl:" + ";".join(sorted(canonical))
+
+
+def request_key(
+    model_id: str, messages: Sequence[Message], params: GenerationParams, scope: str | None = None
+) -> tuple[str, str]:
+    """(key, canonical request JSON) of one generation; ``scope`` (see ``acl_scope``) joins the key when given."""
+    request: dict[str, Any] = {
         "model": model_id,
         "messages": [dict(message) for message in messages],
         "max_tokens": params.max_tokens,
@@ -50,6 +71,8 @@ def request_key(model_id: str, messages: Sequence[Message], params: GenerationPa
         "seed": params.seed,
         "stop": list(params.stop),
     }
+    if scope is not None:
+        request["scope"] = scope
     # sort_keys and fixed separators: the same request is the same bytes in every process and version.
     canonical = json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest(), canonical
@@ -96,8 +119,8 @@ class CachedLLM(LLM):
     def id(self) -> str:
         return self.llm.id
 
-    def _key(self, messages: Sequence[Message], params: GenerationParams) -> tuple[str, str]:
-        return request_key(self.llm.id, check_messages(messages), params)
+    def _key(self, messages: Sequence[Message], params: GenerationParams, scope: str | None) -> tuple[str, str]:
+        return request_key(self.llm.id, check_messages(messages), params, scope)
 
     def chat(
         self,
@@ -106,9 +129,11 @@ class CachedLLM(LLM):
         temperature: float = 0.0,
         seed: int = 0,
         stop: str | Sequence[str] | None = None,
+        scope: str | None = None,
     ) -> str:
+        """The model's reply, from the cache when this request (and ``scope``: see ``acl_scope``) was seen."""
         params = GenerationParams.of(max_tokens, temperature, seed, stop)
-        key, request = self._key(messages, params)
+        key, request = self._key(messages, params, scope)
         cached = self.cache.get(key)
         if cached is not None:
             self.hits += 1
@@ -125,9 +150,10 @@ class CachedLLM(LLM):
         temperature: float = 0.0,
         seed: int = 0,
         stop: str | Sequence[str] | None = None,
+        scope: str | None = None,
     ) -> Iterator[str]:
         params = GenerationParams.of(max_tokens, temperature, seed, stop)
-        key, request = self._key(messages, params)
+        key, request = self._key(messages, params, scope)
         return self._stream(messages, params, key, request)
 
     def _stream(self, messages: Sequence[Message], params: GenerationParams, key: str, request: str) -> Iterator[str]:

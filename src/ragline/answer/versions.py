@@ -1,0 +1,270 @@
+"""Document versions and conflicting sources: which version retrieval may return, and where sources disagree.
+
+A document states its place in a version chain with metadata: ``effective_date`` (ISO date),
+``superseded_by`` (the id of its successor) and/or ``supersedes`` (the id of its predecessor). A
+``VersionPolicy`` turns that into a filter tree applied inside retrieval, like the ACL restriction,
+so the ``k`` hits a reader sees are all admissible:
+
+    current          a document whose successor is in the index is not retrieved (the default)
+    as-of=2025-01-31 the version in effect on that day: nothing effective later, nothing whose
+                     successor was already in effect then (undated documents stay)
+    all              every version (no version handling: the unfixed arm of a measurement)
+
+A question about change ("what changed between the 2024 and 2026 policy?") is answered from every
+version (``is_change_question``), and ``find_conflicts`` lines up sentences of different documents
+that say the same thing with different values: between two versions of one document that is a
+change (the current one preferred); between documents without version links it is a conflict,
+flagged, not merged. ``change_answer`` answers a change question from those pairs, citing both.
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from ragline.answer.context import Context, Source, document_id
+from ragline.errors import ConfigError
+from ragline.index.filters import Compare, Node, Not, Or
+from ragline.types import Answer, Citation
+
+POLICIES = ("current", "as-of=DATE", "all")
+
+
+def versions_policy(text: str) -> str:
+    """``text`` checked as a policy and written canonically (``--versions`` and config values)."""
+    return str(VersionPolicy.parse(text))
+
+
+@dataclass(frozen=True)
+class VersionPolicy:
+    """``current``, ``as-of`` a date, or ``all``; ``restriction(index)`` is its filter tree."""
+
+    mode: str = "current"  # current | as-of | all
+    as_of: str | None = None  # ISO date, for as-of
+
+    @classmethod
+    def parse(cls, spec: str | VersionPolicy | None) -> VersionPolicy:
+        if isinstance(spec, VersionPolicy):
+            return spec
+        text = (spec or "current").strip().lower()
+        if text in ("current", "all"):
+            return cls(text)
+        name, sep, value = text.partition("=")
+        if name.strip() in ("as-of", "as_of") and sep:
+            day = value.strip()
+            try:
+                date.fromisoformat(day)
+            except ValueError:
+                raise ConfigError(f"versions as-of={day!r}: not an ISO date; write e.g. as-of=2025-06-30") from None
+            return cls("as-of", day)
+        raise ConfigError(f"versions {spec!r}: expected one of {', '.join(POLICIES)}")
+
+    def __str__(self) -> str:
+        return f"as-of={self.as_of}" if self.mode == "as-of" else self.mode
+
+    @property
+    def enabled(self) -> bool:
+        """Whether this policy handles versions at all (``all`` does not)."""
+        return self.mode != "all"
+
+    def restriction(self, index: Any) -> Node | None:
+        """The filter tree that keeps only admissible versions in ``index`` (None: no restriction)."""
+        if self.mode == "all":
+            return None
+        graph = version_graph(index)
+        if self.mode == "current":
+            hidden = graph.superseded(lambda successor: True)
+            dated_later = None
+        else:
+            day = self.as_of or ""
+            hidden = graph.superseded(lambda successor: (graph.effective.get(successor) or "") <= day and
+                                      successor in graph.effective)  # fmt: skip
+            dated_later = Compare("effective_date", ">", (day,))
+        clauses: list[Node] = []
+        if hidden:
+            values = tuple(sorted(hidden))
+            # chunks carry their document's id as doc_id; a whole document indexed alone may not, but then
+            # its own superseded_by names a live successor, which the second clause catches
+            clauses.append(Compare("doc_id", "in", values))
+            successors = tuple(sorted({s for d in hidden for s in graph.successors.get(d, ())}))
+            if successors:
+                clauses.append(Compare("superseded_by", "in", successors))
+        if dated_later is not None:
+            clauses.append(dated_later)
+        if not clauses:
+            return None
+        return Not(clauses[0] if len(clauses) == 1 else Or(tuple(clauses)))
+
+
+@dataclass
+class VersionGraph:
+    """Version links among the live documents of an index (document ids, not chunk ids)."""
+
+    live: set[str] = field(default_factory=set)
+    effective: dict[str, str] = field(default_factory=dict)
+    successors: dict[str, set[str]] = field(default_factory=dict)  # document -> the documents that supersede it
+
+    def superseded(self, counts: Any) -> set[str]:
+        """Documents with a live successor for which ``counts(successor)`` holds."""
+        return {d for d, nexts in self.successors.items() if any(s in self.live and counts(s) for s in nexts)}
+
+
+# per index object (weakly: a closed index's entry goes with it), the graph of its current generation
+_GRAPHS: weakref.WeakKeyDictionary[Any, tuple[int, VersionGraph]] = weakref.WeakKeyDictionary()
+
+
+def version_graph(index: Any) -> VersionGraph:
+    """The version links of ``index``'s live documents, read from metadata once per commit."""
+    cached = _GRAPHS.get(index)
+    if cached is not None and cached[0] == index.generation:
+        return cached[1]
+    graph = VersionGraph()
+    for seg, dead in zip(index.segments, index.deleted):
+        for row, meta in enumerate(seg.metadata):
+            if dead[row]:
+                continue
+            doc = str(meta.get("doc_id") or _document_of(seg.ids[row]))
+            graph.live.add(doc)
+            if meta.get("effective_date"):
+                graph.effective[doc] = str(meta["effective_date"])
+            if meta.get("superseded_by"):
+                graph.successors.setdefault(doc, set()).add(str(meta["superseded_by"]))
+            if meta.get("supersedes"):
+                graph.successors.setdefault(str(meta["supersedes"]), set()).add(doc)
+    _GRAPHS[index] = (index.generation, graph)
+    return graph
+
+
+def _document_of(chunk_id: str) -> str:
+    head, sep, tail = chunk_id.rpartition("#")
+    return head if sep and tail.isdigit() else chunk_id
+
+
+# -- change questions and conflicting sources ---------------------------------------------------------
+_CHANGE = re.compile(
+    r"\bwhat\b[^?]{0,40}\bchanged\b|\bhow\s+(has|have|did|does)\b[^?]{0,60}\bchanged?\b"
+    r"|\bdifferences?\s+between\b|\bwhat('s|\s+is|\s+are)?\s+(new|different)\b|\bchanges?\s+(between|since)\b"
+    r"|\bcompared?\s+(to|with)\b|\b(previous|prior|earlier|former|old)\s+(version|revision)\b",
+    re.IGNORECASE,
+)
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+_WORD = re.compile(r"[^\W_]+(?:[.,:/-][^\W_]+)*", re.UNICODE)
+_VALUE = re.compile(r"\d")
+_STOP = frozenset("a an the of to in on for and or is are be by with at as it this that from per".split())
+
+
+def is_change_question(question: str) -> bool:
+    """Whether ``question`` asks what changed between versions (it needs every version retrieved)."""
+    return bool(_CHANGE.search(question))
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """Two sources stating different values in the same statement."""
+
+    kind: str  # "version": two versions of one document (``current`` is the newer); "conflict": unlinked
+    a: int  # source numbers in the context
+    b: int
+    a_text: str
+    b_text: str
+    a_values: tuple[str, ...]
+    b_values: tuple[str, ...]
+    current: int | None = None  # the source of the newer version, for kind "version"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "sources": [self.a, self.b], "texts": [self.a_text, self.b_text],
+                "values": [list(self.a_values), list(self.b_values)], "current": self.current}  # fmt: skip
+
+    def describe(self) -> str:
+        left, right = ", ".join(self.a_values), ", ".join(self.b_values)
+        if self.kind == "version":
+            old = self.b if self.current == self.a else self.a
+            old_v, new_v = (right, left) if self.current == self.a else (left, right)
+            return f"[{old}] (older version) says {old_v}; [{self.current}] (current) says {new_v}"
+        return f"sources disagree: [{self.a}] says {left}; [{self.b}] says {right} (no version metadata decides)"
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.split(text) if len(s.strip()) > 3]
+
+
+def _split(sentence: str) -> tuple[frozenset[str], tuple[str, ...]]:
+    words = [w.lower() for w in _WORD.findall(sentence)]
+    values = tuple(w for w in words if _VALUE.search(w))
+    return frozenset(w for w in words if not _VALUE.search(w) and w not in _STOP), values
+
+
+def find_conflicts(context: Context, min_overlap: float = 0.75, question: str | None = None) -> list[Conflict]:
+    """Pairs of sentences from different documents that say the same thing with different values.
+
+    Two sentences state "the same thing" when their words without the values overlap (Jaccard >=
+    ``min_overlap``) and they hold values (tokens with digits) that differ. With ``question``, only
+    sentences sharing a word with it count. Versions of one document (linked by ``superseded_by`` or
+    ``supersedes``) give kind ``version``; other documents give ``conflict``.
+    """
+    asked = _split(question)[0] if question else None
+    rows: list[tuple[Source, str, frozenset[str], tuple[str, ...]]] = []
+    for source in context.sources:
+        for sentence in _sentences(source.text):
+            words, values = _split(sentence)
+            if values and len(words) >= 3 and (asked is None or words & asked):
+                rows.append((source, sentence, words, values))
+    found: list[Conflict] = []
+    seen: set[tuple[int, int, frozenset[str], frozenset[str]]] = set()
+    for i, (sa, ta, wa, va) in enumerate(rows):
+        for sb, tb, wb, vb in rows[i + 1 :]:
+            da, db = document_id(sa.hit), document_id(sb.hit)
+            if da == db or set(va) == set(vb):
+                continue
+            if len(wa & wb) / len(wa | wb) < min_overlap:
+                continue
+            key = (sa.n, sb.n, frozenset(va), frozenset(vb))
+            if key in seen:
+                continue
+            seen.add(key)
+            newer = _newer(sa, sb)
+            kind = "version" if newer is not None else "conflict"
+            found.append(Conflict(kind, sa.n, sb.n, ta, tb, va, vb, newer))
+    return found
+
+
+def _newer(a: Source, b: Source) -> int | None:
+    """The source number of the newer version when ``a`` and ``b`` are linked versions, else None."""
+    da, db = document_id(a.hit), document_id(b.hit)
+    ma, mb = a.hit.metadata, b.hit.metadata
+    if ma.get("superseded_by") == db or mb.get("supersedes") == da:
+        return b.n
+    if mb.get("superseded_by") == da or ma.get("supersedes") == db:
+        return a.n
+    return None
+
+
+def change_answer(question: str, context: Context, reader: str = "versions") -> Answer | None:
+    """What changed between versions in ``context``, citing the older and the current source (None: no change)."""
+    changes = [c for c in find_conflicts(context) if c.kind == "version"]
+    if not changes:
+        return None
+    lines, cited = [], {}
+    for change in changes:
+        old = change.b if change.current == change.a else change.a
+        old_text, new_text = (change.b_text, change.a_text) if old == change.b else (change.a_text, change.b_text)
+        lines.append(f"{old_text.rstrip('.')} [{old}] is now: {new_text.rstrip('.')} [{change.current}]")
+        for n in (old, change.current):
+            source = context.source(n) if n is not None else None
+            if source is not None:
+                cited[n] = Citation(n, source.doc_id, source.chunk_id, source.hit.title, source.text)
+    text = "Changed between versions: " + "; ".join(dict.fromkeys(lines)) + "."
+    details = {"conflicts": [c.to_dict() for c in changes], "change_question": True}
+    return Answer(text, False, list(cited.values()), reader=reader, details=details)
+
+
+def annotate_conflicts(answer: Answer, context: Context, question: str | None = None) -> Answer:
+    """``answer`` with the disagreements among its sources in ``details["conflicts"]`` and ``["notes"]``."""
+    conflicts = find_conflicts(context, question=question)
+    if conflicts:
+        answer.details["conflicts"] = [c.to_dict() for c in conflicts]
+        answer.details["notes"] = [c.describe() for c in conflicts]
+    return answer

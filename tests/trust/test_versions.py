@@ -1,0 +1,121 @@
+"""Versions policy (current | as-of=DATE | all) inside retrieval, change questions, and conflicting sources."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragline.answer.context import build_context
+from ragline.answer.pipeline import RAGPipeline, build_reader
+from ragline.answer.versions import VersionPolicy, find_conflicts, is_change_question
+from ragline.config import PipelineConfig, load_config
+from ragline.errors import ConfigError
+from ragline.index import Index, IndexSettings
+from ragline.types import Document
+
+
+def _index(docs: list[Document]) -> Index:
+    index = Index.create(None, IndexSettings())
+    index.add(docs)
+    index.commit()
+    return index
+
+
+def _policy_docs() -> list[Document]:
+    return [
+        Document("leave-2024", "Employees receive 20 days of annual leave each year.", "Leave policy",
+                 {"effective_date": "2024-01-01", "superseded_by": "leave-2026", "acl": ["all"]}),
+        Document("leave-2026", "Employees receive 25 days of annual leave each year.", "Leave policy",
+                 {"effective_date": "2026-01-01", "supersedes": "leave-2024", "acl": ["all"]}),
+        Document("travel", "The travel per diem is 40 dollars.", "Travel", {"acl": ["all"]}),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("policy", "expected"),
+    [("current", {"leave-2026"}), ("all", {"leave-2024", "leave-2026"}),
+     ("as-of=2025-06-30", {"leave-2024"}), ("as-of=2023-06-30", set()), ("as-of=2026-02-01", {"leave-2026"})],
+)  # fmt: skip
+def test_policy_filters_inside_retrieval(policy: str, expected: set[str]) -> None:
+    index = _index(_policy_docs())
+    pipeline = RAGPipeline(index, None, retriever="bm25", k=2, versions=policy)
+    got = {h.doc_id for h in pipeline.retrieve("how many days of annual leave")} - {"travel"}
+    assert got == expected
+
+
+def test_current_keeps_an_old_version_whose_successor_is_not_indexed() -> None:
+    index = _index(_policy_docs()[:1])
+    assert [h.doc_id for h in RAGPipeline(index, None, retriever="bm25").retrieve("annual leave")] == ["leave-2024"]
+
+
+def test_policy_parse_and_config() -> None:
+    assert str(VersionPolicy.parse("AS-OF=2025-01-31")) == "as-of=2025-01-31"
+    with pytest.raises(ConfigError, match="ISO date"):
+        VersionPolicy.parse("as-of=yesterday")
+    with pytest.raises(ConfigError, match="versions"):
+        PipelineConfig.from_dict({"retrieve": {"versions": "newest"}})
+    assert PipelineConfig.from_dict({"retrieve": {}}).retrieve.versions == "current"  # schema 1 without the key
+    config = PipelineConfig.from_dict({"retrieve": {"versions": "all"}})
+    assert PipelineConfig.from_dict(config.to_dict()) == config
+
+
+def test_change_question_cites_both_versions() -> None:
+    index = _index(_policy_docs())
+    pipeline = RAGPipeline(index, build_reader("extractive"), retriever="bm25", k=3)
+    answer, _ = pipeline.answer("What changed in the annual leave policy?")
+    assert {c.doc_id for c in answer.citations} == {"leave-2024", "leave-2026"}
+    assert "20 days" in answer.text and "25 days" in answer.text
+    assert answer.text.index("20 days") < answer.text.index("25 days")  # old, then current
+
+
+def test_change_questions_are_recognised_narrowly() -> None:
+    assert is_change_question("What changed between the 2024 and 2026 policy?")
+    assert is_change_question("What are the differences between the old and new rota?")
+    assert not is_change_question("How much notice is needed to change a remote work schedule?")
+
+
+def test_unlinked_sources_that_disagree_are_flagged_as_a_conflict() -> None:
+    docs = [Document("a", "The travel per diem is 40 dollars a day.", "Travel", {}),
+            Document("b", "The travel per diem is 55 dollars a day.", "Travel FAQ", {})]  # fmt: skip
+    index = _index(docs)
+    context = build_context(index.search("travel per diem", 2), 1500, "rank")
+    conflicts = find_conflicts(context)
+    assert [c.kind for c in conflicts] == ["conflict"]
+    answer, _ = RAGPipeline(index, build_reader("extractive"), retriever="bm25", k=2).answer("What is the per diem?")
+    assert answer.details["conflicts"][0]["kind"] == "conflict"
+    assert any("disagree" in n for n in answer.details["notes"])
+
+
+def test_different_things_with_different_values_are_no_conflict() -> None:
+    docs = [Document("a", "Substation Harlow North has a capacity of 40 MW.", "Harlow", {}),
+            Document("b", "Substation Ferrin East has a capacity of 60 MW.", "Ferrin", {})]  # fmt: skip
+    context = build_context(_index(docs).search("substation capacity", 2), 1500, "rank")
+    assert find_conflicts(context) == []
+
+
+@pytest.mark.slow
+def test_orrin_version_questions_current_and_what_changed() -> None:
+    from ragline.corpora.builtin import orrin_index
+
+    index, corpus = orrin_index()
+    config = load_config("extractive").with_overrides(retrieve={"retriever": "bm25"})
+    pipeline = RAGPipeline.from_config(config, index)
+    questions = [q for q in corpus.questions if q.type == "version"]
+    assert questions
+    for q in questions:  # under `current` no superseded version reaches the reader
+        hits = pipeline.retrieve(q.text)
+        assert all(not h.metadata.get("superseded_by") for h in hits), q.text
+        answer, _ = pipeline.answer(q.text)
+        assert not any(d in answer.text for d in q.distractor_answers), (q.text, answer.text)
+    answer, _ = pipeline.answer("What changed between the 2024 and 2026 remote work policy?")
+    assert {"policy-remote-work-2024", "policy-remote-work-2026"} <= {c.doc_id for c in answer.citations}
+    weak = RAGPipeline.from_config(config.with_overrides(retrieve={"versions": "all"}), index)
+    assert any(h.metadata.get("superseded_by") for q in questions for h in weak.retrieve(q.text))
+
+
+def test_a_commit_that_adds_a_successor_hides_the_old_version() -> None:
+    index = _index(_policy_docs()[:1])
+    pipeline = RAGPipeline(index, None, retriever="bm25")
+    assert [h.doc_id for h in pipeline.retrieve("annual leave")] == ["leave-2024"]
+    index.add(_policy_docs()[1:2])
+    index.commit()  # a new generation: the version links are read again
+    assert [h.doc_id for h in pipeline.retrieve("annual leave")] == ["leave-2026"]
