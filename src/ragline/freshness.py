@@ -330,3 +330,16 @@ class _Subset:
 
     def id_map(self) -> dict[str, tuple[int, int]]:
         return self._ids
+
+
+def stale_files(index: Any) -> list[dict[str, Any]]:
+    """``{"path", "reason"}`` for each file that changed, appeared or vanished since ``index`` was synced.
+
+    The folders are the ones ``ragline index`` recorded for the index; an index with none (built from
+    the Python API or a corpus) reports nothing stale.
+    """
+    out = []
+    for source in recorded_sources(getattr(index, "path", None)):
+        for document in folder_status(index, source).documents:
+            out.append({"path": document.source or document.doc_id, "reason": document.status})
+    return out

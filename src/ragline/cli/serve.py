@@ -56,7 +56,10 @@ def build_server(args: argparse.Namespace) -> Any:
         cors_origins=tuple(args.cors_origin or ()),
         eval_root=Path(args.eval_root) if args.eval_root else None,
     )
-    return create_app(Engine(index, config, builtin=builtin), keys, settings)
+    from ragline.freshness import stale_files
+
+    engine = Engine(index, config, builtin=builtin, stale_files=None if builtin else stale_files)
+    return create_app(engine, keys, settings)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
