@@ -49,11 +49,14 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         emit_json(payload)
         return 0
     types = [t for t in rows[0]["by_type"] if t != "all"] if rows else []
-    table = Table(title=f"Chunking on {corpus.name}: Hit@1 by question type (split = evidence sentences cut)")
-    for column in ("chunker", "context", "retriever", "chunks", "split", *types, "all"):
+    table = Table(title=f"Chunking on {corpus.name}: Hit@1 by question type, Recall@5 of all gold documents "
+                  "(split = evidence sentences cut)")
+    recall = [t for t in ("multihop", "all") if t in types or t == "all"]
+    for column in ("chunker", "context", "retriever", "chunks", "split", *types, "all", *(f"{t} R@5" for t in recall)):
         table.add_column(column, justify="left" if column in ("chunker", "context", "retriever") else "right")
     for row in rows:
         hits = [row["by_type"][t]["hit@1"] for t in [*types, "all"]]
+        hits += [row["by_type"][t].get("recall@5") for t in recall]
         cells = ["—" if h is None else f"{h:.2f}" for h in hits]
         table.add_row(Text(row["chunker"]), row["context"], row["retriever"], str(row["chunks"]),
                       f"{row['split_evidence']:.0%}", *cells)  # fmt: skip
