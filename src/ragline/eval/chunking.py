@@ -2,7 +2,8 @@
 
 For each chunker and contextualizer it builds an index of the corpus's chunks and reports, per
 retriever, Hit@1 by question type and Recall@k of all gold documents (``ragline.eval.typed``), plus
-the share of annotated evidence sentences that a chunk boundary splits: a split sentence can be found by no retriever, whole.
+the share of annotated evidence sentences that a chunk boundary splits: a split sentence can be found
+by no retriever, whole.
 The lecture's qualitative findings, which this measures on real parts: small fixed chunks split
 evidence and fail literal questions; context prefixes fix section questions; late chunking lifts
 dense retrieval on section questions.
