@@ -83,3 +83,19 @@ def test_dense_transfer_types_questions_by_held_out_relation() -> None:
     assert scores["all"]["n"] == 160
     # Direct questions use the document's words: BM25 finds them; paraphrases lose it.
     assert scores["direct/seen"]["hit@1"] > scores["paraphrase/seen"]["hit@1"]
+
+
+def test_explain_ranks_under_the_groups_of_the_asking_user(tmp_path, capsys) -> None:
+    from ragline.cli import main
+
+    index = Index.create(tmp_path / "idx", IndexSettings())
+    index.add([Document("public", "meal limit travel policy", metadata={"acl": ["all"]}),
+               Document("secret", "meal limit travel travel meal", metadata={"acl": ["hr"]})])  # fmt: skip
+    index.commit()
+    ranks = {}
+    for groups in ("all,hr", "all"):
+        assert main(["explain", "meal limit travel", "public", "--index", str(tmp_path / "idx"),
+                     "--groups", groups, "--output", "json"]) == 0  # fmt: skip
+        ranks[groups] = json.loads(capsys.readouterr().out)["bm25"]["rank"]
+    # The hr document outranks it for an hr user; a user without hr does not see that document.
+    assert ranks == {"all,hr": 2, "all": 1}
