@@ -19,6 +19,7 @@ from ragline.cli.common import (
     positive_int,
     rate,
 )
+from ragline.errors import ConfigError
 from ragline.progress import stderr
 
 
@@ -49,11 +50,14 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         emit_json(payload)
         return 0
     types = [t for t in rows[0]["by_type"] if t != "all"] if rows else []
-    table = Table(title=f"Chunking on {corpus.name}: Hit@1 by question type (split = evidence sentences cut)")
-    for column in ("chunker", "context", "retriever", "chunks", "split", *types, "all"):
+    table = Table(title=f"Chunking on {corpus.name}: Hit@1 by question type, Recall@5 of all gold documents "
+                  "(split = evidence sentences cut)")
+    recall = [t for t in ("multihop", "all") if t in types or t == "all"]
+    for column in ("chunker", "context", "retriever", "chunks", "split", *types, "all", *(f"{t} R@5" for t in recall)):
         table.add_column(column, justify="left" if column in ("chunker", "context", "retriever") else "right")
     for row in rows:
         hits = [row["by_type"][t]["hit@1"] for t in [*types, "all"]]
+        hits += [row["by_type"][t].get("recall@5") for t in recall]
         cells = ["—" if h is None else f"{h:.2f}" for h in hits]
         table.add_row(Text(row["chunker"]), row["context"], row["retriever"], str(row["chunks"]),
                       f"{row['split_evidence']:.0%}", *cells)  # fmt: skip
@@ -62,21 +66,81 @@ def cmd_experiment(args: argparse.Namespace) -> int:
 
 
 # Experiments of ragline.eval.experiments: module name, whether it needs embeddings.
-LAB_EXPERIMENTS = {"scorers": ("scorers", False), "rrf-k": ("fusion", True)}
+LAB_EXPERIMENTS = {
+    "scorers": ("scorers", False),
+    "rrf-k": ("fusion", True),
+    "embedding-probe": ("embedding_probe", True),
+    "dense-transfer": ("dense_transfer", True),
+    "readers": ("readers", True),
+    "knowledge-update": ("knowledge_update", False),
+}
+
+
+def _configs(args: argparse.Namespace) -> list[Any]:
+    from ragline.config import load_config
+
+    return [load_config(source) for source in args.config or []]
+
+
+def _llm(args: argparse.Namespace) -> Any:
+    """The LLM of ``--llm`` (cached), or None for ``--llm none`` / ``--closed-book 0``."""
+    from ragline.answer.pipeline import build_reader
+
+    if args.llm in ("", "none") or args.closed_book == 0:
+        return None
+    return build_reader(args.llm).llm
+
+
+def _run_lab(args: argparse.Namespace, module: Any) -> dict[str, Any]:
+    from ragline.eval.experiments import load_workload
+
+    configs = _configs(args)
+    if configs and args.name not in ("dense-transfer", "readers"):
+        raise ConfigError(f"--config: experiment {args.name!r} takes no pipeline configs (dense-transfer, readers do)")
+    if args.name == "embedding-probe":
+        queries = None
+        if args.dataset:
+            from ragline.eval.datasets import load_dataset
+
+            queries = list(load_dataset(args.dataset, "test").judged_queries.values())[: args.limit]
+        return module.run(dataset_queries=queries)
+    if args.name == "knowledge-update":
+        return module.run(llm=_llm(args), llm_questions=min(args.closed_book, 40))
+    if args.name == "dense-transfer":
+        workload = (
+            load_workload(args.dataset, args.embedder, args.limit)
+            if args.dataset
+            else module.countries_workload(args.embedder)
+        )
+        return module.run(workload, [*module.RETRIEVERS, *(c.retrieve.retriever for c in configs)])
+    if args.name == "readers":
+        from ragline.eval.experiments.dense_transfer import countries_workload
+
+        if args.dataset:
+            corpus, index = module.dataset_corpus(args.dataset, args.embedder, args.limit)
+        else:
+            from ragline.corpora.countries import build_countries
+
+            corpus, index = build_countries(), countries_workload(args.embedder).index
+        return module.run(corpus, index, llm=_llm(args), closed_book_questions=args.closed_book,
+                          pipelines=configs)  # fmt: skip
+    return module.run(load_workload(args.dataset, args.embedder if LAB_EXPERIMENTS[args.name][1] else None, args.limit))
 
 
 def _lab_experiment(args: argparse.Namespace) -> int:
     import importlib
 
-    from ragline.eval.experiments import load_workload
-
-    module_name, embeds = LAB_EXPERIMENTS[args.name]
+    module_name, _ = LAB_EXPERIMENTS[args.name]
     module = importlib.import_module(f"ragline.eval.experiments.{module_name}")
     started = time.perf_counter()
-    workload = load_workload(args.dataset, args.embedder if embeds else None, args.limit)
-    payload = module.run(workload)
+    payload = _run_lab(args, module)
     payload["wall_s"] = round(time.perf_counter() - started, 1)
-    payload["provenance"] = {"ragline_version": __version__, "dataset": args.dataset, "embedder": args.embedder}
+    payload["provenance"] = {"ragline_version": __version__, "dataset": args.dataset, "embedder": args.embedder,
+                             "configs": list(args.config or [])}  # fmt: skip
+    if args.plot:
+        if not hasattr(module, "plot"):
+            raise ConfigError(f"--plot: experiment {args.name!r} has no plot (scorers, rrf-k and readers do)")
+        module.plot(payload, args.plot)
     if args.output == "json":
         emit_json(payload)
         return 0
@@ -139,11 +203,18 @@ def add_parser(sub: Any) -> None:
         "and an LLM with the gold source at each position among k BM25 distractors (Liu et al. 2023), and "
         "of the context orders rank / ends / reverse. scorers: word overlap vs TF-IDF vs BM25 by question type, "
         "k1 x b grids, keyword stuffing. rrf-k: RRF k swept against min-max and z-score, exclusive finds vs "
-        "consensus, and one outlier BM25 score.",
+        "consensus, and one outlier BM25 score. embedding-probe: cosine of paraphrases vs near-identical codes. "
+        "dense-transfer: BM25 vs dense vs hybrid on the relations the lecture holds out. readers: closed book vs "
+        "oracle vs RAG at k 1 and 5, and the k sweep. knowledge-update: edit a document, then a conflicting one.",
     )
     p.add_argument("name", choices=("chunking", "lost-in-the-middle", *LAB_EXPERIMENTS))
-    p.add_argument("--dataset", metavar="DIR", help="scorers, rrf-k: a BEIR or questions folder (default: Orrin Grid)")
-    p.add_argument("--limit", type=positive_int, help="scorers, rrf-k: the first N judged queries of --dataset")
+    p.add_argument("--dataset", metavar="DIR", help="lab experiments: a BEIR or questions folder "
+                   "(default: Orrin Grid; the countries world for dense-transfer and readers)")
+    p.add_argument("--limit", type=positive_int, help="lab experiments: the first N judged queries of --dataset")
+    p.add_argument("--config", action="append", metavar="FILE", help="dense-transfer, readers: a pipeline config "
+                   "(file or shipped name) run as one more row, repeatable")
+    p.add_argument("--closed-book", type=int, default=40, metavar="N", help="readers, knowledge-update: questions "
+                   "asked to the --llm with no source (40; 0 = none; cached)")
     p.add_argument("--chunker", action="append", metavar="SPEC", help="chunker spec, repeatable (default: a sweep)")
     p.add_argument("--context", action="append", choices=("none", "breadcrumb", "late", "llm"), help="repeatable")
     p.add_argument(
@@ -164,6 +235,7 @@ def add_parser(sub: Any) -> None:
         default="llm:model=local:qwen2.5-coder-0.5b,max_tokens=64",
         help="LLM reader spec, or none for the extractive reader only",
     )
-    g.add_argument("--plot", metavar="PNG", help="write accuracy vs position here")
+    g.add_argument("--plot", metavar="PNG", help="write the experiment's plot here (lost-in-the-middle, scorers, "
+                   "rrf-k, readers)")
     add_common(p, index=False)
     p.set_defaults(func=cmd_experiment)

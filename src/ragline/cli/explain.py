@@ -10,7 +10,16 @@ from rich.table import Table
 from rich.text import Text
 
 from ragline import __version__
-from ragline.cli.common import add_bm25_flags, add_common, bm25_params, emit_json, index_path, positive_int
+from ragline.cli.common import (
+    add_bm25_flags,
+    add_common,
+    add_principal_flags,
+    bm25_params,
+    emit_json,
+    index_path,
+    positive_int,
+    restricted_filter,
+)
 from ragline.index import Index
 
 
@@ -23,7 +32,10 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
     path = index_path(args)
     index = Index.open(path)
-    out = explain(index, args.query, args.doc_id, bm25_params(args, index.settings.bm25), depth=args.depth)
+    flt, flt_text = restricted_filter(args)
+    params = bm25_params(args, index.settings.bm25)
+    out = explain(index, args.query, args.doc_id, params, depth=args.depth, filter=flt)
+    out["filter"] = flt_text
     if args.output == "json":
         emit_json({**out, "provenance": {"ragline_version": __version__, "index": str(path),
                                          "generation": index.generation}})  # fmt: skip
@@ -42,7 +54,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         table.add_row(Text(c["term"]), c["field"], f"{c['tf']:g}", str(c["df"]), _number(c["idf"]),
                       _number(c["tf_weight"]), _number(c["contribution"]))  # fmt: skip
     console.print(table)
-    rank = lexical["rank"] or f"not in the top {out['depth']}"
+    rank = lexical["rank"] or f"not in the top {out['depth']}" + (" under the filter" if flt_text else "")
     console.print(f"BM25 score {lexical['score']:.6f} (float64 sum {lexical['exact_score']:.6f}), rank {rank}")
     if lexical["unknown_terms"]:
         console.print(Text(f"terms in no document: {', '.join(lexical['unknown_terms'])}"))
@@ -66,6 +78,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("query")
     p.add_argument("doc_id", metavar="DOC_ID", help="a live id of the index (a chunk id <document>#<n> when chunked)")
     p.add_argument("--depth", type=positive_int, default=100, help="candidates per retriever for ranks (100)")
+    p.add_argument("--filter", help='ranks among the documents this metadata filter admits, e.g. "acl in [all]"')
+    add_principal_flags(p, "rank")
     add_bm25_flags(p)
     add_common(p)
     p.set_defaults(func=cmd_explain)

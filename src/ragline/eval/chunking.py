@@ -1,8 +1,9 @@
 """The chunking experiment (Lecture 3 §2.3): chunker x context x retriever on a typed-question corpus.
 
 For each chunker and contextualizer it builds an index of the corpus's chunks and reports, per
-retriever, Hit@1 by question type (``ragline.eval.typed``), plus the share of annotated evidence
-sentences that a chunk boundary splits: a split sentence can be found by no retriever, whole.
+retriever, Hit@1 by question type and Recall@k of all gold documents (``ragline.eval.typed``), plus
+the share of annotated evidence sentences that a chunk boundary splits: a split sentence can be found
+by no retriever, whole.
 The lecture's qualitative findings, which this measures on real parts: small fixed chunks split
 evidence and fail literal questions; context prefixes fix section questions; late chunking lifts
 dense retrieval on section questions.
@@ -30,6 +31,7 @@ CHUNKERS = (
 )
 CONTEXTS = ("none", "breadcrumb", "late")
 RETRIEVERS = ("bm25", "dense", "hybrid")  # the sweep (and the demo's table): one retriever per family
+KS = (1, 3, 5)  # Hit@k and Recall@k depths; the table shows Hit@1 by type and Recall@5 (all gold documents)
 
 
 def split_evidence_share(chunks: Sequence[Document], corpus: Corpus) -> float:
@@ -65,7 +67,7 @@ def run(
             settings = IndexSettings(embedder=embedder if embed else None, vector_index="flat")
             index = build_index(corpus.documents, IngestConfig(chunker, context), settings)
             for name in wanted:
-                scores = hit_by_type(build_retriever(name, index), corpus.questions)
+                scores = hit_by_type(build_retriever(name, index), corpus.questions, ks=KS)
                 rows.append({"chunker": chunker, "context": context, "retriever": name, "chunks": len(index),
                              "split_evidence": split, "by_type": scores})  # fmt: skip
     return rows

@@ -35,7 +35,8 @@ def document_ranking(retriever: Retriever, question: Question, depth: int) -> li
 def hit_by_type(
     retriever: Retriever, questions: Sequence[Question], ks: Sequence[int] = (1, 3), depth: int = 20
 ) -> dict[str, dict[str, Any]]:
-    """Per question type (and ``all``): Hit@k (any gold document in the top k) and leaks.
+    """Per question type (and ``all``): Hit@k (any gold document in the top k), Recall@k (all of
+    them: a multi-hop question needs both its documents, which Hit@k does not see) and leaks.
 
     Questions without gold documents (must-abstain permission questions) count only for leaks.
     """
@@ -50,9 +51,11 @@ def hit_by_type(
                 row["judged"] += 1
                 for k in ks:
                     row[f"hit@{k}"] += any(doc in q.gold_doc_ids for doc in ranking[:k])
+                    row[f"recall@{k}"] += set(q.gold_doc_ids) <= set(ranking[:k])
     out: dict[str, dict[str, Any]] = {}
     for group, row in sums.items():
         judged = row["judged"]
         out[group] = {"questions": int(row["questions"]), "leaks": int(row["leaks"])}
-        out[group].update({f"hit@{k}": (row[f"hit@{k}"] / judged if judged else None) for k in ks})
+        for metric in ("hit", "recall"):
+            out[group].update({f"{metric}@{k}": (row[f"{metric}@{k}"] / judged if judged else None) for k in ks})
     return out

@@ -111,3 +111,29 @@ def tables(payload: dict[str, Any]) -> list[Table]:
         f"mean drop of ranks 2-10's normalized BM25 score: min-max {drop['min_max']}, z-score {drop['z_score']}"
     )
     return [by_type, cases, probe]
+
+
+def plot(payload: dict[str, Any], path: str) -> None:
+    """Hit@1 of RRF against k, with the score fusers and the single retrievers as reference lines."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fusers = payload["by_fuser"]
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for label, key in (("RRF", "all"),):
+        ax.plot(RRF_KS, [fusers[f"rrf k={k}"][key]["hit@1"] for k in RRF_KS], marker="o", label=label)
+    ax.plot(RRF_KS, [payload["outlier"]["by_fuser"][f"rrf k={k}"]["hit@1"] for k in RRF_KS], marker="x",
+            linestyle=":", label="RRF with the outlier")  # fmt: skip
+    for name, style in (("min_max", "--"), ("z_score", "-."), ("bm25", ":"), ("dense", ":")):
+        ax.axhline(fusers[name]["all"]["hit@1"], linestyle=style, color="grey" if name in ("bm25", "dense") else None,
+                   label=name)  # fmt: skip
+    ax.set_xscale("log")
+    ax.set_xlabel("RRF k")
+    ax.set_ylabel("Hit@1, all questions")
+    ax.set_title(f"Fusion on {payload['corpus']}")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

@@ -178,3 +178,34 @@ def tables(payload: dict[str, Any]) -> list[Table]:
         if name != "tf":
             sat.add_row(name, *(f"{v:.2f}" for v in values))
     return [*out, probe, sat]
+
+
+def plot(payload: dict[str, Any], path: str) -> None:
+    """Term-frequency saturation curves and the finer k1 x b grid's Hit@1."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    curve = payload["saturation"]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+    for name, values in curve.items():
+        if name != "tf":
+            left.plot(curve["tf"], values, marker="o", label=name)
+    left.set_xlabel("term frequency")
+    left.set_ylabel("weight / weight at tf = 1")
+    left.set_title("saturation")
+    left.legend(fontsize=8)
+    grid = payload["fine_grid"] or payload["lecture_grid"]
+    k1s, bs = sorted({r["k1"] for r in grid}), sorted({r["b"] for r in grid})
+    hits = {(r["k1"], r["b"]): r["hit@1"] for r in grid}
+    image = right.imshow([[hits[(k, b)] for b in bs] for k in k1s], aspect="auto", origin="lower", cmap="viridis")
+    right.set_xticks(range(len(bs)), [f"{b:g}" for b in bs])
+    right.set_yticks(range(len(k1s)), [f"{k:g}" for k in k1s])
+    right.set_xlabel("b")
+    right.set_ylabel("k1")
+    right.set_title(f"BM25 okapi Hit@1 on {payload['corpus']}")
+    fig.colorbar(image, ax=right)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
