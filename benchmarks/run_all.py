@@ -96,6 +96,7 @@ PLAN: dict[str, tuple[str, str | None]] = {
         SAME_NAME,
     ),
     "chunking": ("ragline experiment chunking --output json", SAME_NAME),
+    "chunking_train": ("ragline experiment chunking --seed 224 --output json", SAME_NAME),
     "chunking_llm_context": (
         "ragline experiment chunking --chunker fixed:size=100,overlap=30 --context none --context breadcrumb "
         "--context late --context llm --output json",

@@ -103,7 +103,7 @@ def test_index_chunks_by_default_and_none_keeps_whole_documents(capsys, tmp_path
     (root / "long.txt").write_text(" ".join(f"word{i}" for i in range(250)))
     chunked = run_json(capsys, "index", str(root), "--index", str(tmp_path / "a"), "--embedder", "none")
     assert chunked["unit"] == "chunks" and chunked["chunks"] == chunked["documents"] > 1
-    assert (chunked["chunker"], chunked["context"]) == ("fixed:size=100,overlap=30", "breadcrumb")
+    assert (chunked["chunker"], chunked["context"]) == ("fixed:size=100,overlap=30", "none")
     info = run_json(capsys, "info", "--index", str(tmp_path / "a"))
     assert info["settings"]["chunker"] == "fixed:size=100,overlap=30"
     out, _ = run_text(capsys, "info", "--index", str(tmp_path / "a"))

@@ -158,7 +158,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--context",
         choices=("none", "breadcrumb", "llm"),
-        help="chunk context: breadcrumb = [Title > Section] prefix (the default with chunks); llm = a sentence "
+        help="chunk context: none (the default), breadcrumb = [Title > Section] prefix; llm = a sentence "
         "by the local LLM",
     )
     p.add_argument(
@@ -178,7 +178,7 @@ def add_parser(sub: Any) -> None:
         help="say which documents would be added, updated and deleted, and write nothing",
     )
     add_analysis_flags(p, stamped=True)
-    add_config_flag(p, "100-word chunks with breadcrumbs, MiniLM embeddings (the [ingest] and [index] stages of "
+    add_config_flag(p, "100-word chunks, MiniLM embeddings (the [ingest] and [index] stages of "
                     "pipelines/default.toml)")  # fmt: skip
     add_common(p)
     p.set_defaults(func=cmd_index)

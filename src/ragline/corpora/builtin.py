@@ -24,7 +24,7 @@ from ragline.progress import stderr
 
 DEFAULT_SETTINGS = IndexSettings(embedder="minilm", vector_index="flat")
 # The default pipeline's chunking (pipelines/default.toml): the best configuration of the chunking
-# experiment on Orrin Grid (BENCHMARKS.md), 100-word chunks overlapping by 30 with breadcrumb context.
+# experiment on the Orrin Grid *training* world (BENCHMARKS.md): 100-word chunks overlapping by 30.
 DEFAULT_INGEST = IngestConfig(load_config("default").ingest.chunker, load_config("default").ingest.context)
 
 
