@@ -31,10 +31,11 @@ from pathlib import Path
 from typing import Any
 
 from ragline.answer.context import Context, document_id
-from ragline.answer.extractive import CalibrationExample, Candidate, ExtractiveReader, calibrate_support
+from ragline.answer.extractive import Candidate, ExtractiveReader
 from ragline.answer.pipeline import ExtractiveAnswerReader, RAGPipeline
 from ragline.answer.support import SupportCheck
 from ragline.eval.answers import exact_match, grade_question, normalize_answer, summarize
+from ragline.eval.calibration import CalibrationExample, calibrate_support
 from ragline.eval.datasets import load_dataset
 from ragline.eval.qa import QAQuestion
 from ragline.index.filters import acl_clause
