@@ -104,7 +104,6 @@ import gc  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
 import platform  # noqa: E402
-import resource  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
@@ -115,6 +114,8 @@ from typing import Any  # noqa: E402
 import faiss  # noqa: E402
 import numpy as np  # noqa: E402
 
+from common import elapsed, peak_rss_gib, print_result, write_result  # noqa: E402
+from common import log as log_line  # noqa: E402
 from ragline.index.vectors import EXACT_SEARCH_BELOW, VectorIndex, VectorIndexConfig, omp_threads  # noqa: E402
 
 try:
@@ -128,20 +129,10 @@ K = 10
 DIM = 384
 PARTS = ("hnswlib", "ivf", "ivfpq", "filtered", "scifact", "embed")
 
-_T0 = time.perf_counter()
 
 
 def log(message: str) -> None:
-    print(f"[{time.perf_counter() - _T0:7.1f}s {rss_gib():5.2f} GiB] {message}", file=sys.stderr, flush=True)
-
-
-def rss_gib() -> float:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**30
-
-
-def peak_rss_gib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB on Linux
+    log_line(message, memory=True)  # the runs here are sized by memory: every line says how much is held
 
 
 # -- data ---------------------------------------------------------------------------------------------
@@ -823,8 +814,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     def checkpoint() -> None:
         """Write what is measured so far: an hour-long run interrupted late keeps its finished parts."""
-        partial = result | {"complete": False, "total_s": round(time.perf_counter() - _T0, 1)}
-        out.write_text(json.dumps(partial, indent=2) + "\n")
+        partial = result | {"complete": False, "total_s": round(elapsed(), 1)}
+        write_result(out, partial)
 
     methods, vi = hnsw_part(xb, xq, truth, args)
     synthetic["methods"] = methods
@@ -859,11 +850,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     result["peak_rss_gib"] = round(peak_rss_gib(), 2)
     result["complete"] = True
-    result["total_s"] = round(time.perf_counter() - _T0, 1)
-    out.write_text(json.dumps(result, indent=2) + "\n")
+    result["total_s"] = round(elapsed(), 1)
+    write_result(out, result)
     plot(result, args.results / "ann_recall_qps.png")
     log(f"wrote {args.results / 'ann.json'} and {args.results / 'ann_recall_qps.png'}")
-    print(json.dumps(result, indent=2 if args.output == "pretty" else None))
+    print_result(result, args.output)
     return result
 
 

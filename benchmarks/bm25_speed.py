@@ -69,7 +69,6 @@ import statistics  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable, Sequence  # noqa: E402
-from importlib import metadata  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
@@ -83,25 +82,15 @@ from ragline.text.analyzer import Analyzer, get_analyzer  # noqa: E402
 from ragline.types import Document  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import log, package_version, print_result, timed  # noqa: E402
 from synthetic import more_documents, synthetic_corpus  # noqa: E402
 
 K = 10
 K1, B = 0.9, 0.4
 FILTER = "group = g3"
 PRETOKENIZED = Analyzer(name="pretokenized", tokenizer="word", stopwords="none", stemmer=None, lowercase=False)
-_T0 = time.perf_counter()
 
 Tokens = list[str]
-
-
-def log(message: str) -> None:
-    print(f"[{time.perf_counter() - _T0:7.1f}s] {message}", file=sys.stderr, flush=True)
-
-
-def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
-    start = time.perf_counter()
-    result = fn()
-    return result, time.perf_counter() - start
 
 
 # -- data ---------------------------------------------------------------------------------------------
@@ -452,22 +441,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             "ragline": ragline.__version__,
             "bm25s": bm25s.__version__,
             "numpy": np.__version__,
-            **{name: _version(name) for name in ("numba", "rank-bm25", "tantivy")},
+            **{name: package_version(name) for name in ("numba", "rank-bm25", "tantivy")},
         },
         "python": platform.python_version(),
         "cpu_count": os.cpu_count(),
         "cpus_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
         "machine": platform.machine(),
     }
-    print(json.dumps(result, indent=2 if args.output == "pretty" else None))
+    print_result(result, args.output)
     return result
-
-
-def _version(dist: str) -> str | None:
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return None
 
 
 if __name__ == "__main__":

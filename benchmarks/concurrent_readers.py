@@ -45,6 +45,7 @@ import time
 from pathlib import Path
 
 import ragline
+from common import print_result
 from ragline.index.store import Index
 
 SHARED_WORD = "harbour"  # in every document: a search for it counts the live documents
@@ -268,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
         "errors": run.errors,
         "seconds": round(time.perf_counter() - started, 1),
     }
-    print(json.dumps(result))
+    print_result(result)
     return 0
 
 

@@ -23,7 +23,6 @@ the check as a classifier of correct answers.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -31,18 +30,20 @@ from pathlib import Path
 from typing import Any
 
 from ragline.answer.context import Context, document_id
-from ragline.answer.extractive import CalibrationExample, Candidate, ExtractiveReader, calibrate_support
+from ragline.answer.extractive import Candidate, ExtractiveReader
 from ragline.answer.pipeline import ExtractiveAnswerReader, RAGPipeline
 from ragline.answer.support import SupportCheck
 from ragline.eval.answers import exact_match, grade_question, normalize_answer, summarize
+from ragline.eval.calibration import CalibrationExample, calibrate_support
 from ragline.eval.datasets import load_dataset
 from ragline.eval.qa import QAQuestion
-from ragline.index.filters import acl_clause
+from ragline.index.filters import acl_filter
 from ragline.index.store import IndexSettings
 from ragline.ingest.pipeline import IngestConfig, build_index
 
 sys.path.insert(0, str(Path(__file__).parent))
 import realdocs  # noqa: E402  (the builder beside this script)
+from common import print_result  # noqa: E402
 
 BENCH = Path(__file__).resolve().parents[1].parent / "shared" / "bench"
 CALIBRATION = ("orrin-train", "squad-1-3", "hotpotqa-1-50", "realdocs-calibration")
@@ -102,7 +103,7 @@ def contexts(setup: Setup, indexes: dict[tuple, Any]) -> list[tuple[QAQuestion, 
         indexes[key] = build_index(dataset.corpus, IngestConfig(setup.chunker, setup.context), settings)
     pipeline = RAGPipeline(indexes[key], ExtractiveAnswerReader(), retriever=setup.retriever, k=5)
     questions = [QAQuestion.from_record(r) for r in setup.keep(dataset.questions or [])]
-    return [(q, pipeline.context(q.text, acl_clause(q.user_groups) if q.user_groups else None)) for q in questions]
+    return [(q, pipeline.context(q.text, acl_filter(q.user_groups) if q.user_groups else None)) for q in questions]
 
 
 def evaluate(reader: ExtractiveReader, items: list[tuple[QAQuestion, Context]]) -> dict[str, Any]:
@@ -186,7 +187,7 @@ def main() -> None:
                          "check": check_quality(rows, after.support_check)}
                   for name, rows in items.items()}  # fmt: skip
         result["support_check"] = ExtractiveReader().support_check.config()
-    print(json.dumps(result, indent=None if args.output == "json" else 2))
+    print_result(result, args.output)
 
 
 if __name__ == "__main__":

@@ -6,14 +6,13 @@ import pytest
 
 from ragline.answer.citations import (
     check_support,
-    citation_precision,
-    citation_recall,
     cited_numbers,
     parse_citations,
     strip_citations,
     supports,
 )
 from ragline.answer.context import build_context
+from ragline.eval.citations import citation_precision, citation_recall
 from ragline.types import Answer, Citation, Hit
 
 MEALS = "The daily meal allowance is capped at $70 per person. Receipts must be submitted within 60 days."

@@ -5,13 +5,9 @@ from __future__ import annotations
 import pytest
 
 from ragline.answer.context import build_context
-from ragline.answer.extractive import (
-    DEFAULT_THRESHOLD,
-    CalibrationExample,
-    ExtractiveReader,
-    calibrate_threshold,
-)
+from ragline.answer.extractive import DEFAULT_THRESHOLD, ExtractiveReader
 from ragline.answer.spans import candidate_spans, sentences
+from ragline.eval.calibration import CalibrationExample, calibrate_threshold
 from ragline.types import Hit
 
 SUBSTATION = (

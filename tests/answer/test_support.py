@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from ragline.answer.citations import check_support, supports
-from ragline.answer.extractive import CalibrationExample, ExtractiveReader, calibrate_support
+from ragline.answer.extractive import ExtractiveReader
 from ragline.answer.support import SupportCheck, default_check
+from ragline.eval.calibration import CalibrationExample, calibrate_support
 from ragline.types import Citation, Hit
 
 # Package metadata as pip writes it: the words of a wrong answer are everywhere in it.

@@ -7,7 +7,8 @@
 - ``judge``: an LLM's yes/no verdict on each citation, beside the lexical check.
 - ``extractive``: a deterministic span reader that abstains below a calibrated threshold.
 
-Answer metrics (SQuAD EM/F1, correct / wrong / abstained) live in ``ragline.eval.answers``.
+Answer metrics (SQuAD EM/F1, correct / wrong / abstained) live in ``ragline.eval.answers``, citation
+precision and recall in ``ragline.eval.citations``, the reader's calibration in ``ragline.eval.calibration``.
 """
 
 from __future__ import annotations
@@ -15,21 +16,12 @@ from __future__ import annotations
 from ragline.answer.citations import (
     ParsedCitations,
     check_support,
-    citation_precision,
-    citation_recall,
     parse_citations,
     strip_citations,
     supports,
 )
 from ragline.answer.context import ORDERS, Context, Dropped, Source, approx_tokens, build_context, neutralize
-from ragline.answer.extractive import (
-    Calibration,
-    CalibrationExample,
-    ExtractiveReader,
-    SupportCalibration,
-    calibrate_support,
-    calibrate_threshold,
-)
+from ragline.answer.extractive import ExtractiveReader
 from ragline.answer.judge import SupportJudge, judge_messages, parse_verdict
 from ragline.answer.prompt import (
     ABSTAIN_TEXT,
@@ -44,14 +36,11 @@ __all__ = [
     "ABSTAIN_TEXT",
     "ORDERS",
     "SYSTEM_PROMPT",
-    "Calibration",
-    "CalibrationExample",
     "Context",
     "Dropped",
     "ExtractiveReader",
     "ParsedCitations",
     "Source",
-    "SupportCalibration",
     "SupportCheck",
     "SupportJudge",
     "SupportVerdict",
@@ -60,11 +49,7 @@ __all__ = [
     "approx_tokens",
     "build_context",
     "build_messages",
-    "calibrate_support",
-    "calibrate_threshold",
     "check_support",
-    "citation_precision",
-    "citation_recall",
     "is_abstention",
     "judge_messages",
     "neutralize",

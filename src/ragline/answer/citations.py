@@ -12,9 +12,7 @@ articles; Rajpurkar et al. 2016) and then analyzed by the english analyzer (stop
 stems), so "submitted" supports "submit"; every term of a short answer must occur, a longer one needs
 most of its terms and all of its numbers and codes, because a wrong number is exactly the error to catch.
 
-Citation precision: the share of an answer's citations that support it. Citation recall: whether
-the answer cites at least one supporting source, when the context holds one. (ALCE, Gao et al. 2023,
-defines both with an NLI model; this is the lexical stand-in.)
+Citation precision and recall, computed from these checks, are metrics: ``ragline.eval.citations``.
 """
 
 from __future__ import annotations
@@ -26,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from ragline.answer.context import Context, Source
 from ragline.answer.support import SupportCheck, contains_answer_terms, default_check
 from ragline.text.analyzer import Analyzer
-from ragline.types import Answer, Citation
+from ragline.types import Citation
 
 MAX_RANGE = 20  # "[1-3]" expands; "[1-1000]" is not a citation
 
@@ -108,34 +106,3 @@ def supports(
 def check_support(answer_text: str, citations: Sequence[Citation], question: str = "") -> list[Citation]:
     """Copies of ``citations`` with ``supported`` set for ``answer_text`` and ``question`` (see ``supports``)."""
     return [replace(c, supported=supports(answer_text, c.text, question=question, title=c.title)) for c in citations]
-
-
-def citation_precision(answer: Answer) -> float | None:
-    """Share of the answer's citations that support it; None when it abstains or cites nothing."""
-    if answer.abstained or not answer.citations:
-        return None
-    flags = [c.supported if c.supported is not None else supports(answer.text, c.text) for c in answer.citations]
-    return sum(flags) / len(flags)
-
-
-def citation_recall(answer: Answer, context: Context) -> float | None:
-    """1.0 if the answer cites a source that supports it, 0.0 if it cites none of those; None when
-    it abstains or no source in the context supports it (nothing to find)."""
-    if answer.abstained:
-        return None
-    supporting = {s.chunk_id for s in context.sources if supports(answer.text, s.text)}
-    if not supporting:
-        return None
-    return float(any(c.chunk_id in supporting for c in answer.citations))
-
-
-def judge_precision(answer: Answer) -> float | None:
-    """Share of the answer's citations an LLM judge said support it, among those it decided (``judged``)."""
-    verdicts = [c.judged for c in answer.citations if c.judged is not None]
-    return sum(verdicts) / len(verdicts) if verdicts and not answer.abstained else None
-
-
-def judge_agreement(answer: Answer) -> float | None:
-    """Share of citations on which the LLM judge and the lexical check agree (both decided)."""
-    pairs = [(c.judged, c.supported) for c in answer.citations if c.judged is not None and c.supported is not None]
-    return sum(a == b for a, b in pairs) / len(pairs) if pairs and not answer.abstained else None

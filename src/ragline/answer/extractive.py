@@ -5,10 +5,8 @@ so the effect of retrieval on answers can be measured cleanly (Lecture 3, §0.5 
 way DrQA's Document Reader does (Chen et al., "Reading Wikipedia to Answer Open-Domain Questions",
 ACL 2017), with hand-set weights instead of learned ones:
 
-1. **Question.** Expected answer types from the wh-word and the noun asked about (who -> a name,
-   when -> a date, how much -> money or a quantity, which code -> a code, what caused -> the clause
-   after "root cause was"); content terms (stemmed); literals (codes and numbers: E-4471, M2) and
-   names (Grid Ops East).
+1. **Question** (``ragline.answer.questions``). Expected answer types from the wh-word and the noun
+   asked about; content terms (stemmed); literals (codes and numbers: E-4471, M2) and names (Grid Ops East).
 2. **Candidates** (``ragline.answer.spans``). Typed spans of every sentence of the top contexts:
    money, percentages, dates, times, durations, numbers with units, codes, capitalized names, cue
    clauses. A span is minimal: "SS-339", "$70", "faulty load balancer health check" -- not the
@@ -25,11 +23,11 @@ ACL 2017), with hand-set weights instead of learned ones:
    ("the Asset Works West team" for "who leads the team that ..."); a source marked
    ``superseded_by`` counts half.
 5. **Abstain** when the best score is below ``threshold``: the "no answer" decision of SQuAD 2.0
-   readers (Rajpurkar et al. 2018). ``calibrate_threshold`` sets it on training data, the way the
+   readers (Rajpurkar et al. 2018). ``ragline.eval.calibration`` sets it on training data, the way the
    official SQuAD v2.0 script's ``find_best_thresh`` does for the no-answer probability.
 6. **Support** (``ragline.answer.support``): abstain, too, when the best span's sentence and its
    neighbours do not carry the question (most of its content terms, or its literals): a span from a
-   sentence about something else is not an answer, however well it scored. ``calibrate_support``
+   sentence about something else is not an answer, however well it scored. ``ragline.eval.calibration``
    sets the check's thresholds on calibration data; the citation's ``supported`` is the verdict.
 
 One question at a time it answers single-hop questions; a multi-hop question ("who leads the team
@@ -39,84 +37,33 @@ that maintains SS-339?") needs one read per hop (Lecture 3, §5.5) and otherwise
 from __future__ import annotations
 
 import bisect
-import itertools
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from ragline.answer.context import Context, document_id
+from ragline.answer.questions import WORD, QuestionInfo, Stems, analyze_question
 from ragline.answer.spans import (
-    CODE,
-    DATE,
-    DURATION,
-    EMAIL,
     ID,
-    MONEY,
     NAME,
-    NUMBER,
-    PERCENT,
     PHRASE,
-    TIME,
-    YEAR,
     Span,
     candidate_spans,
     sentences,
 )
 from ragline.answer.support import (
     LITERAL,
-    QUESTION_WORDS,
     SupportCheck,
     SupportVerdict,
     default_check,
     literal_key,
     norm_phrase,
-    question_names,
 )
 from ragline.errors import ConfigError
-from ragline.eval.answers import exact_match, f1, normalize_answer
 from ragline.text.analyzer import Analyzer, get_analyzer
+from ragline.text.normalize import normalize_answer
 from ragline.types import Answer, Citation, Hit
-
-_QUANTITY = {MONEY: 1.0, PERCENT: 1.0, NUMBER: 0.9, DURATION: 0.9}
-_MONEYISH = {MONEY: 1.0, PERCENT: 0.8, NUMBER: 0.5}
-# First matching rule wins; each maps answer types to how well they fit the question.
-_TYPE_RULES: list[tuple[re.Pattern[str], dict[str, float]]] = [
-    (re.compile(p), types)
-    for p, types in [
-        (r"\b(?:what|which|in what) year\b", {YEAR: 1.0, DATE: 0.8}),
-        (r"\bhow (?:long|often|quickly|soon|frequently)\b|\bhow much (?:notice|time)\b", {DURATION: 1.0, NUMBER: 0.4}),
-        (r"\b(?:percentage|percent|share|proportion)\b", {PERCENT: 1.0, NUMBER: 0.5}),
-        (r"\bhow many\b", {NUMBER: 1.0, DURATION: 1.0, PERCENT: 0.6, MONEY: 0.4}),
-        (r"\bhow (?:much|large|big|high|far|old)\b", {MONEY: 1.0, NUMBER: 0.8, DURATION: 0.8, PERCENT: 0.8}),
-        (r"\b(?:extension|phone|telephone|number)\b", {ID: 1.0, NUMBER: 0.4, CODE: 0.5}),
-        (r"\b(?:e-?mail|address)\b", {EMAIL: 1.0, NAME: 0.5}),
-        (r"\bwho(?:m|se)?\b", {NAME: 1.0, PHRASE: 0.7}),
-        (r"\b(?:cause|caused|why|failure|reason|behind)\b", {PHRASE: 1.0}),
-        (r"\bhow (?:do|can|should|would) (?:i|we|you)\b", {ID: 1.0, EMAIL: 1.0, NAME: 0.6, PHRASE: 0.5}),
-        (r"\bdeadline\b", {DURATION: 1.0, DATE: 1.0, TIME: 0.8}),
-        (r"\bwhen\b|\b(?:what|which) (?:date|day)\b", {DATE: 1.0, TIME: 0.9, DURATION: 0.8, YEAR: 0.8}),
-        (r"\b(?:what|which) (?:code|error|site|substation|incident|id)\b", {CODE: 1.0}),
-        (r"\b(?:amount|allowance|budget|stipend|salary|pay|band|price|cost|fee|bonus)\b", _MONEYISH),
-        (r"\b(?:limit|threshold|cap|rate|quota|size|capacity|length|duration|minimum|maximum)\b", _QUANTITY),
-        (r"\b(?:time|hours)\b", {TIME: 1.0, DURATION: 0.9}),
-        (r"\bwhere\b", {NAME: 1.0, PHRASE: 0.5}),
-    ]
-]
-_DEFAULT_TYPES = {NAME: 0.9, PHRASE: 0.6, NUMBER: 0.5, MONEY: 0.5, DATE: 0.5, DURATION: 0.5, CODE: 0.5}
-
-# Nouns that name a kind of thing: an answer next to one of another kind is not what was asked for.
-_NOUN_CLASSES = {
-    "org": "team crew group squad unit department division company firm vendor supplier desk committee board",
-    "facility": "depot site substation office building centre center room warehouse yard plant station",
-    "area": "city town district region area county country",
-    "venue": "venue garden hall park hotel restaurant",
-    "person": "person manager lead leader director owner engineer officer head supervisor commander",
-    "product": "app application client tool software program portal system platform device",
-    "contact": "extension number phone telephone hotline",
-}
-_IMPLIED_CLASSES = {"who": {"person", "org"}, "whom": {"person", "org"}, "where": {"facility", "area", "venue"}}
-_AUX = set("is are was were do does did can could should must will would has have had may might".split())
 
 # Text addressed to an AI reader is an instruction, not a fact (indirect prompt injection, Greshake et al.
 # 2023): "Ignore previous instructions ...", "AI assistants reading this ...", "SYSTEM OVERRIDE: ...".
@@ -126,7 +73,6 @@ _INSTRUCTION = re.compile(
     r"|\bnote\s+for\s+(?:AI|assistants?|LLMs?|language\s+models?)\b",
     re.IGNORECASE,
 )
-_WORD = re.compile(r"\w+")
 
 # Feature weights: what makes a sentence and a span in it likely to hold the answer.
 W_OVERLAP, W_PROXIMITY, W_ADJACENT, W_RANK = 0.6, 0.15, 0.1, 0.15
@@ -141,94 +87,6 @@ SUPERSEDED_FACTOR = 0.5  # a source whose metadata says it was superseded
 DEFAULT_THRESHOLD = 0.47
 DEFAULT_TOP_K = 5
 SUPPORT_MODES = ("best", "next", "off")
-
-
-# --- question analysis -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class QuestionInfo:
-    """What the reader takes from a question."""
-
-    text: str
-    types: dict[str, float]  # answer type -> fit
-    terms: frozenset[str]  # content terms, stemmed
-    literals: tuple[str, ...]  # tokens with a digit, as keys ("e4471", "m2")
-    names: tuple[str, ...]  # capitalized names, normalized ("grid ops east")
-    head: str | None  # stem of the noun asked about: "which depot" -> "depot"
-    classes: frozenset[str]  # noun classes the answer may be ("facility" for a depot, "person"/"org" for who)
-    unit: str | None  # stem of "how many <unit>"
-    words: frozenset[str]  # normalized words: an answer made only of these is the question itself
-
-
-class _Stems:
-    """Per-word stems through the reader's analyzer, cached (None: a stopword); noun classes by stem."""
-
-    def __init__(self, analyzer: Analyzer) -> None:
-        self.analyzer = analyzer
-        self.cache: dict[str, str | None] = {}
-        self.classes = {self(w): kind for kind, words in _NOUN_CLASSES.items() for w in words.split()}
-
-    def __call__(self, word: str) -> str | None:
-        if word not in self.cache:
-            terms = self.analyzer(word)
-            self.cache[word] = terms[0] if terms else None
-        return self.cache[word]
-
-    def terms(self, text: str) -> set[str]:
-        return {s for w in _WORD.findall(text) if (s := self(w)) is not None}
-
-
-def analyze_question(question: str, stems: _Stems) -> QuestionInfo:
-    """Expected types, content terms, literals, names, head noun and unit of ``question``."""
-    lowered = question.lower()
-    types = next((t for pattern, t in _TYPE_RULES if pattern.search(lowered)), _DEFAULT_TYPES)
-    ignore = stems.terms(QUESTION_WORDS)
-    terms = frozenset(t for t in stems.terms(question) if t not in ignore and len(t) > 1)
-    literals = tuple(dict.fromkeys(literal_key(t) for t in LITERAL.findall(question) if any(c.isdigit() for c in t)))
-    head_word = _head_noun(question)
-    head = stems(head_word) if head_word else None
-    classes: set[str] = set()
-    if head in stems.classes:
-        classes = {stems.classes[head]}
-    elif wh := re.search(r"\b(who|whom|where)\b", lowered):
-        classes = _IMPLIED_CLASSES[wh.group(1)]
-    unit = _unit_noun(lowered)
-    return QuestionInfo(
-        text=question,
-        types=dict(types),
-        terms=terms,
-        literals=literals,
-        names=question_names(question),
-        head=head,
-        classes=frozenset(classes),
-        unit=stems(unit) if unit else None,
-        words=frozenset(normalize_answer(question).split()),
-    )
-
-
-_WHAT_IS = re.compile(
-    r"\bwhat (?:is|are|was|were) (?:the |a |an )?([\w\s-]+?)(?=\s+(?:in|of|for|under|at|on|to|from|with|per|by)\b|\?|$)"
-)
-
-
-def _unit_noun(lowered: str) -> str | None:
-    """The unit of "how many ...": the first plural among the next three words ("how many remote days")."""
-    match = re.search(r"\bhow many ((?:[a-z]+\s*){1,3})", lowered)
-    if not match:
-        return None
-    words = match.group(1).split()
-    return next((w for w in words if w.endswith("s") and w not in _AUX), words[0])
-
-
-def _head_noun(question: str) -> str | None:
-    """The noun asked about: "which depot", "what extension", "what is the receipt threshold in ..."."""
-    lowered = question.lower()
-    match = re.search(r"\b(?:which|what)\s+([a-z][\w-]*)", lowered)
-    if match and match.group(1) not in _AUX:
-        return match.group(1)
-    match = _WHAT_IS.search(lowered)
-    return match.group(1).split()[-1] if match else None
 
 
 # --- the reader ------------------------------------------------------------------------------------
@@ -291,7 +149,7 @@ class ExtractiveReader:
         self.threshold = threshold
         self.top_k = top_k
         self.skip_instructions = skip_instructions
-        self._stems = _Stems(get_analyzer(analyzer))
+        self._stems = Stems(get_analyzer(analyzer))
         if support not in SUPPORT_MODES:
             raise ConfigError(f"extractive reader: support={support!r}; choose one of {', '.join(SUPPORT_MODES)}")
         self.support = support
@@ -409,7 +267,7 @@ class ExtractiveReader:
 
     def _sentence(self, info: QuestionInfo, chunk: _Chunk, text: str, offset: int) -> _Sentence:
         """Term overlap: 1 per question term in the sentence, less in the title, less again elsewhere."""
-        words = list(_WORD.finditer(text))
+        words = list(WORD.finditer(text))
         stems = [self._stems(w.group()) for w in words]
         in_sentence = {s for s in stems if s in info.terms}
         in_title = (info.terms & chunk.title_terms) - in_sentence
@@ -494,172 +352,3 @@ def _proximity(matched: list[int], first: int, last: int) -> float:
     """1 / (1 + d/4), d the word distance from the span to the nearest question term outside it."""
     distances = [first - i for i in matched if i < first] + [i - last for i in matched if i > last]
     return 1.0 / (1.0 + min(distances) / 8.0) if distances else 0.0
-
-
-# --- calibration -------------------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class CalibrationExample:
-    """A training question: its contexts, gold answers (empty: unanswerable) and gold documents."""
-
-    question: str
-    contexts: Context | Sequence[Hit]
-    answers: Sequence[str] = ()
-    gold_doc_ids: Sequence[str] = ()
-
-
-@dataclass(slots=True)
-class Calibration:
-    """The chosen threshold, its outcome counts, and the whole sweep (threshold, correct, wrong, abstained)."""
-
-    threshold: float
-    objective: str
-    value: float
-    correct: int
-    wrong: int
-    abstained: int
-    curve: list[tuple[float, int, int, int]] = field(default_factory=list)
-
-
-def calibrate_threshold(
-    examples: Iterable[CalibrationExample],
-    reader: ExtractiveReader | None = None,
-    objective: Literal["net", "f1"] = "net",
-) -> Calibration:
-    """The abstention threshold that maximizes ``objective`` on TRAINING examples.
-
-    ``net``: correct - wrong, where correct needs the right string from a gold document and, on an
-    unanswerable question, abstaining is correct (Lecture 3, §4: a wrong answer costs as much as a
-    right one earns). ``f1``: mean SQuAD v2.0 F1 (no answer scores 1 on unanswerable questions),
-    the objective of the official script's ``find_best_thresh``. Thresholds are the midpoints
-    between consecutive best-candidate scores; ties go to fewer wrong answers. Never calibrate on
-    the test questions.
-    """
-    reader = reader or ExtractiveReader()
-    outcomes = [_best_outcome(reader, example) for example in examples]
-    scores = sorted({s for s, _, _ in outcomes if s is not None})
-    cuts = [0.0] + [(a + b) / 2 for a, b in zip(scores, scores[1:])] + ([scores[-1] + 0.01] if scores else [])
-    best: Calibration | None = None
-    curve = []
-    for cut in cuts:
-        correct = wrong = abstained = 0
-        total_f1 = 0.0
-        for score, answerable, (is_right, pred_f1) in outcomes:
-            answered = score is not None and score >= cut
-            if answerable and answered:
-                correct, wrong = correct + is_right, wrong + (not is_right)
-                total_f1 += pred_f1
-            elif answerable:
-                abstained += 1
-            elif answered:
-                wrong += 1
-            else:
-                correct += 1
-                total_f1 += 1.0
-        value = correct - wrong if objective == "net" else total_f1 / max(len(outcomes), 1)
-        curve.append((round(cut, 6), correct, wrong, abstained))
-        if best is None or (value, -wrong) > (best.value, -best.wrong):
-            best = Calibration(round(cut, 6), objective, value, correct, wrong, abstained)
-    assert best is not None
-    best.curve = curve
-    return best
-
-
-def _best_outcome(
-    reader: ExtractiveReader, example: CalibrationExample
-) -> tuple[float | None, bool, tuple[bool, float]]:
-    """(best score or None, answerable, (right string from a gold doc, F1)) of one example."""
-    answerable = any(normalize_answer(a) for a in example.answers)
-    candidate = reader.best(example.question, example.contexts)
-    if candidate is None:
-        return None, answerable, (False, 0.0)
-    if not answerable:
-        return candidate.score, False, (False, 0.0)
-    right = exact_match(candidate.text, list(example.answers)) == 1.0
-    if example.gold_doc_ids:
-        right = right and document_id(candidate.hit) in set(example.gold_doc_ids)
-    return candidate.score, True, (right, f1(candidate.text, list(example.answers)))
-
-
-@dataclass(slots=True)
-class SupportCalibration:
-    """The chosen support check and policy, its objective per set, and the whole grid (best first)."""
-
-    support: str  # the reader's policy: "best" (abstain when the best span fails) or "next"
-    check: SupportCheck
-    objective: float  # mean over sets of (correct - wrong) / n
-    per_set: dict[str, float]
-    without_check: dict[str, float]  # the same objective for the reader without the check
-    grid: list[dict[str, Any]] = field(default_factory=list)
-
-
-_COVERAGE_STEPS = [x / 20 for x in range(21)]  # 0.05 apart: 3/4 and 4/5 of a question's terms are different cuts
-
-
-def calibrate_support(
-    sets: Mapping[str, Sequence[CalibrationExample]], reader: ExtractiveReader | None = None
-) -> SupportCalibration:
-    """The support thresholds and policy that maximize the mean over ``sets`` of (correct - wrong) / n.
-
-    Correct as in ``calibrate_threshold`` (right string from a gold document; abstaining on an
-    unanswerable question). Every candidate at or above the reader's threshold is measured once (the
-    coverage and entity and literal shares of its windows); each grid point then replays the reader's
-    choice. Each set weighs the same, whatever its size, so no corpus dominates. Ties go to the
-    stricter check, then to abstaining. Calibration data only: never the reported questions.
-    """
-    reader = reader or ExtractiveReader()
-    check = reader.support_check
-    measured: dict[str, list[tuple[bool, list[tuple[bool, list[tuple[float, float | None, float | None]]]]]]] = {}
-    for name, examples in sets.items():
-        rows = []
-        for example in examples:
-            candidates = []
-            for c in reader.candidates(example.question, example.contexts):
-                if c.score < reader.threshold:
-                    break
-                title = f"{c.hit.title} {c.hit.metadata.get('section', '')}".strip()
-                windows = check.windows(example.question, c.text, c.hit.text, title, at=c.start)
-                candidates.append((_is_right(c, example), [w[:3] for w in windows]))
-            rows.append((any(normalize_answer(a) for a in example.answers), candidates))
-        measured[name] = rows
-    grid = []
-    steps = _COVERAGE_STEPS
-    for policy, t, te, tl in itertools.product(("best", "next"), steps[6:], steps[::2], steps[::2]):
-        if te > t or tl > t:
-            continue  # an entity or literal rule stricter than the term rule would never decide
-        trial = SupportCheck(t, te, tl, check.neighbours, check.analyzer)
-        per_set = {name: _net(rows, trial, policy) for name, rows in measured.items()}
-        grid.append({"support": policy, "min_coverage": t, "entity_coverage": te, "literal_coverage": tl,
-                     "objective": sum(per_set.values()) / max(len(per_set), 1), "per_set": per_set})  # fmt: skip
-    grid.sort(key=lambda g: (round(g["objective"], 9), g["min_coverage"], g["entity_coverage"],
-                             g["literal_coverage"], g["support"] == "best"), reverse=True)  # fmt: skip
-    best = grid[0]
-    chosen = SupportCheck(best["min_coverage"], best["entity_coverage"], best["literal_coverage"],
-                          check.neighbours, check.analyzer)  # fmt: skip
-    off = {name: _net(rows, None, "off") for name, rows in measured.items()}
-    return SupportCalibration(best["support"], chosen, best["objective"], best["per_set"], off, grid)
-
-
-def _is_right(candidate: Candidate, example: CalibrationExample) -> bool:
-    """The right string from a gold document (an unanswerable question has no right answer)."""
-    if not any(normalize_answer(a) for a in example.answers):
-        return False
-    right = exact_match(candidate.text, list(example.answers)) == 1.0
-    return right and (not example.gold_doc_ids or document_id(candidate.hit) in set(example.gold_doc_ids))
-
-
-def _net(rows: list, check: SupportCheck | None, policy: str) -> float:
-    """(correct - wrong) / n when the reader answers as ``policy`` says with ``check`` (None: no check)."""
-    correct = wrong = 0
-    for answerable, candidates in rows:
-        passes = [check is None or any(check.decide(*w).supported for w in ws) for _, ws in candidates]
-        if policy == "next":
-            chosen = next((right for (right, _), ok in zip(candidates, passes) if ok), None)
-        else:
-            chosen = candidates[0][0] if candidates and passes[0] else None
-        if chosen is None:
-            correct += not answerable
-        else:
-            correct, wrong = correct + chosen, wrong + (not chosen)
-    return (correct - wrong) / max(len(rows), 1)

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+from ragline.eval.citations import citation_precision, citation_recall, judge_agreement, judge_precision
 from ragline.text.normalize import normalize_answer
 from ragline.types import Answer
 
@@ -186,10 +187,6 @@ def grade_answer(
 
 
 def _grade_citations(grade: AnswerGrade, answer: Answer, context: Any) -> None:
-    # Imported here: ragline.answer.citations uses this module's normalization, so a module-level
-    # import would be circular.
-    from ragline.answer.citations import citation_precision, citation_recall, judge_agreement, judge_precision
-
     grade.citation_precision = citation_precision(answer)
     grade.judge_precision, grade.judge_agreement = judge_precision(answer), judge_agreement(answer)
     if answer.details.get("judge"):  # set by ragline.eval.qa when an LLM judge checked the citations

@@ -1,0 +1,159 @@
+"""Question analysis for the extractive reader: what kind of answer a question asks for, and about what.
+
+Expected answer types come from the wh-word and the noun asked about (who -> a name, when -> a date,
+how much -> money or a quantity, which code -> a code, what caused -> a cue clause); content terms
+are stemmed by the reader's analyzer; literals (codes and numbers: E-4471, M2) and capitalized names
+(Grid Ops East) must occur in the chunk an answer comes from; the head noun ("which depot") and its
+class (a facility) say what an answer next to a noun of another kind is not.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ragline.answer.spans import (
+    CODE,
+    DATE,
+    DURATION,
+    EMAIL,
+    ID,
+    MONEY,
+    NAME,
+    NUMBER,
+    PERCENT,
+    PHRASE,
+    TIME,
+    YEAR,
+)
+from ragline.answer.support import LITERAL, QUESTION_WORDS, literal_key, question_names
+from ragline.text.analyzer import Analyzer
+from ragline.text.normalize import normalize_answer
+
+_QUANTITY = {MONEY: 1.0, PERCENT: 1.0, NUMBER: 0.9, DURATION: 0.9}
+_MONEYISH = {MONEY: 1.0, PERCENT: 0.8, NUMBER: 0.5}
+# First matching rule wins; each maps answer types to how well they fit the question.
+_TYPE_RULES: list[tuple[re.Pattern[str], dict[str, float]]] = [
+    (re.compile(p), types)
+    for p, types in [
+        (r"\b(?:what|which|in what) year\b", {YEAR: 1.0, DATE: 0.8}),
+        (r"\bhow (?:long|often|quickly|soon|frequently)\b|\bhow much (?:notice|time)\b", {DURATION: 1.0, NUMBER: 0.4}),
+        (r"\b(?:percentage|percent|share|proportion)\b", {PERCENT: 1.0, NUMBER: 0.5}),
+        (r"\bhow many\b", {NUMBER: 1.0, DURATION: 1.0, PERCENT: 0.6, MONEY: 0.4}),
+        (r"\bhow (?:much|large|big|high|far|old)\b", {MONEY: 1.0, NUMBER: 0.8, DURATION: 0.8, PERCENT: 0.8}),
+        (r"\b(?:extension|phone|telephone|number)\b", {ID: 1.0, NUMBER: 0.4, CODE: 0.5}),
+        (r"\b(?:e-?mail|address)\b", {EMAIL: 1.0, NAME: 0.5}),
+        (r"\bwho(?:m|se)?\b", {NAME: 1.0, PHRASE: 0.7}),
+        (r"\b(?:cause|caused|why|failure|reason|behind)\b", {PHRASE: 1.0}),
+        (r"\bhow (?:do|can|should|would) (?:i|we|you)\b", {ID: 1.0, EMAIL: 1.0, NAME: 0.6, PHRASE: 0.5}),
+        (r"\bdeadline\b", {DURATION: 1.0, DATE: 1.0, TIME: 0.8}),
+        (r"\bwhen\b|\b(?:what|which) (?:date|day)\b", {DATE: 1.0, TIME: 0.9, DURATION: 0.8, YEAR: 0.8}),
+        (r"\b(?:what|which) (?:code|error|site|substation|incident|id)\b", {CODE: 1.0}),
+        (r"\b(?:amount|allowance|budget|stipend|salary|pay|band|price|cost|fee|bonus)\b", _MONEYISH),
+        (r"\b(?:limit|threshold|cap|rate|quota|size|capacity|length|duration|minimum|maximum)\b", _QUANTITY),
+        (r"\b(?:time|hours)\b", {TIME: 1.0, DURATION: 0.9}),
+        (r"\bwhere\b", {NAME: 1.0, PHRASE: 0.5}),
+    ]
+]
+_DEFAULT_TYPES = {NAME: 0.9, PHRASE: 0.6, NUMBER: 0.5, MONEY: 0.5, DATE: 0.5, DURATION: 0.5, CODE: 0.5}
+
+# Nouns that name a kind of thing: an answer next to one of another kind is not what was asked for.
+_NOUN_CLASSES = {
+    "org": "team crew group squad unit department division company firm vendor supplier desk committee board",
+    "facility": "depot site substation office building centre center room warehouse yard plant station",
+    "area": "city town district region area county country",
+    "venue": "venue garden hall park hotel restaurant",
+    "person": "person manager lead leader director owner engineer officer head supervisor commander",
+    "product": "app application client tool software program portal system platform device",
+    "contact": "extension number phone telephone hotline",
+}
+_IMPLIED_CLASSES = {"who": {"person", "org"}, "whom": {"person", "org"}, "where": {"facility", "area", "venue"}}
+_AUX = set("is are was were do does did can could should must will would has have had may might".split())
+WORD = re.compile(r"\w+")  # a word, as the reader counts them
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionInfo:
+    """What the reader takes from a question."""
+
+    text: str
+    types: dict[str, float]  # answer type -> fit
+    terms: frozenset[str]  # content terms, stemmed
+    literals: tuple[str, ...]  # tokens with a digit, as keys ("e4471", "m2")
+    names: tuple[str, ...]  # capitalized names, normalized ("grid ops east")
+    head: str | None  # stem of the noun asked about: "which depot" -> "depot"
+    classes: frozenset[str]  # noun classes the answer may be ("facility" for a depot, "person"/"org" for who)
+    unit: str | None  # stem of "how many <unit>"
+    words: frozenset[str]  # normalized words: an answer made only of these is the question itself
+
+
+class Stems:
+    """Per-word stems through the reader's analyzer, cached (None: a stopword); noun classes by stem."""
+
+    def __init__(self, analyzer: Analyzer) -> None:
+        self.analyzer = analyzer
+        self.cache: dict[str, str | None] = {}
+        self.classes = {self(w): kind for kind, words in _NOUN_CLASSES.items() for w in words.split()}
+
+    def __call__(self, word: str) -> str | None:
+        if word not in self.cache:
+            terms = self.analyzer(word)
+            self.cache[word] = terms[0] if terms else None
+        return self.cache[word]
+
+    def terms(self, text: str) -> set[str]:
+        return {s for w in WORD.findall(text) if (s := self(w)) is not None}
+
+
+def analyze_question(question: str, stems: Stems) -> QuestionInfo:
+    """Expected types, content terms, literals, names, head noun and unit of ``question``."""
+    lowered = question.lower()
+    types = next((t for pattern, t in _TYPE_RULES if pattern.search(lowered)), _DEFAULT_TYPES)
+    ignore = stems.terms(QUESTION_WORDS)
+    terms = frozenset(t for t in stems.terms(question) if t not in ignore and len(t) > 1)
+    literals = tuple(dict.fromkeys(literal_key(t) for t in LITERAL.findall(question) if any(c.isdigit() for c in t)))
+    head_word = _head_noun(question)
+    head = stems(head_word) if head_word else None
+    classes: set[str] = set()
+    if head in stems.classes:
+        classes = {stems.classes[head]}
+    elif wh := re.search(r"\b(who|whom|where)\b", lowered):
+        classes = _IMPLIED_CLASSES[wh.group(1)]
+    unit = _unit_noun(lowered)
+    return QuestionInfo(
+        text=question,
+        types=dict(types),
+        terms=terms,
+        literals=literals,
+        names=question_names(question),
+        head=head,
+        classes=frozenset(classes),
+        unit=stems(unit) if unit else None,
+        words=frozenset(normalize_answer(question).split()),
+    )
+
+
+_WHAT_IS = re.compile(
+    r"\bwhat (?:is|are|was|were) (?:the |a |an )?([\w\s-]+?)(?=\s+(?:in|of|for|under|at|on|to|from|with|per|by)\b|\?|$)"
+)
+
+
+def _unit_noun(lowered: str) -> str | None:
+    """The unit of "how many ...": the first plural among the next three words ("how many remote days")."""
+    match = re.search(r"\bhow many ((?:[a-z]+\s*){1,3})", lowered)
+    if not match:
+        return None
+    words = match.group(1).split()
+    return next((w for w in words if w.endswith("s") and w not in _AUX), words[0])
+
+
+def _head_noun(question: str) -> str | None:
+    """The noun asked about: "which depot", "what extension", "what is the receipt threshold in ..."."""
+    lowered = question.lower()
+    match = re.search(r"\b(?:which|what)\s+([a-z][\w-]*)", lowered)
+    if match and match.group(1) not in _AUX:
+        return match.group(1)
+    match = _WHAT_IS.search(lowered)
+    return match.group(1).split()[-1] if match else None
+
+
