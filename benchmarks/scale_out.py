@@ -77,7 +77,7 @@ def compare_stores(name: str, server: str) -> dict[str, Any]:
 
     bench = Path(os.environ.get("RAGLINE_BENCH") or ROOT.parent / "shared" / "bench")
     dataset = load_dataset(bench / name)
-    config = load_config("bm25")
+    config = load_config("default")
     config = dataclasses.replace(config, ingest=dataclasses.replace(config.ingest, chunker="none", context="none"))
     settings = dataclasses.replace(config.index.settings(config.ingest, embed=True), vector_index="flat")
     log(f"{name}: embedded index of {len(dataset.corpus)} documents")
@@ -92,11 +92,13 @@ def compare_stores(name: str, server: str) -> dict[str, Any]:
                         ("hybrid_ragline_rrf", "hybrid:fusion=rrf")):  # fmt: skip
         run_config = dataclasses.replace(config, retrieve=dataclasses.replace(config.retrieve, retriever=spec))
         log(f"{name}: milvus {label}")
-        result = evaluate_on_store(dataset, run_config, uri, metrics=("ndcg@10",), depth=100)
+        # A collection without vectors serves BM25 alone: its stamps differ from the dense one's.
+        where = uri + ("_sparse" if label == "bm25" else "_dense")
+        result = evaluate_on_store(dataset, run_config, where, metrics=("ndcg@10",), depth=100)
         ndcg["milvus"][label] = round(result.metrics["ndcg@10"], 4)
     embedded_rrf = evaluate_retriever(dataset, _Ranked("embedded-rrf", embedded.search_hybrid), ("ndcg@10",), 100)
     ndcg["embedded"]["hybrid_ragline_rrf"] = round(embedded_rrf.metrics["ndcg@10"], 4)
-    milvus = open_store(uri, None, create=False)
+    milvus = open_store(uri + "_dense", None, create=False)
     same = same_ties = 0
     overlap = []
     queries = dataset.judged_queries
