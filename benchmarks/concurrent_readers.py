@@ -48,6 +48,9 @@ import ragline
 from common import print_result
 from ragline.index.store import Index
 
+# Whole documents, BM25 only: one document per file, so every search can check the count exactly.
+INDEX_FLAGS = ("--embedder", "none", "--chunker", "none")
+
 SHARED_WORD = "harbour"  # in every document: a search for it counts the live documents
 _KEPT_ERRORS = 10
 
@@ -159,7 +162,7 @@ def writer(run: Run, corpus: Corpus, index: Path) -> None:
                 run.cond.notify_all()
             began = time.monotonic()
             done = _ragline(
-                "index", str(corpus.folder), "--index", str(index), "--embedder", "none", "--output", "json"
+                "index", str(corpus.folder), "--index", str(index), *INDEX_FLAGS, "--output", "json"
             )
             run.resync_seconds = time.monotonic() - began
             if done.returncode != 0:
@@ -221,7 +224,7 @@ def seed_segments(corpus: Corpus, index: Path) -> None:
     while len((handle := Index.open(index)).segments) < handle.settings.max_segments:
         corpus.edit(1)
         with contextlib.redirect_stdout(io.StringIO()):
-            ragline_main(["index", str(corpus.folder), "--index", str(index), "--embedder", "none", "--output", "json"])
+            ragline_main(["index", str(corpus.folder), "--index", str(index), *INDEX_FLAGS, "--output", "json"])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -243,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         corpus, index = Corpus(work / "source", args.docs, random.Random(args.seed)), work / "index"
         began = time.monotonic()
-        first = _ragline("index", str(corpus.folder), "--index", str(index), "--embedder", "none")
+        first = _ragline("index", str(corpus.folder), "--index", str(index), *INDEX_FLAGS)
         if first.returncode != 0:
             raise SystemExit(f"the first `ragline index` failed: {first.stderr}")
         run = Run(args)

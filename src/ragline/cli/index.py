@@ -35,8 +35,21 @@ def cmd_index(args: argparse.Namespace) -> int:
     path = index_path(args)
     settings = index_settings(args, path)
     started = time.perf_counter()
-    with stderr.status(f"reading {args.source}"):
-        loaded = load_source(Path(args.source), int(args.max_file_mb * 1024 * 1024), args.follow_links)
+    workers = getattr(args, "workers", None)
+    if workers and args.dry_run:
+        raise RaglineError("--dry-run compares a local load with the index: leave out --workers")
+    vectors, distributed = None, None
+    if workers:
+        from ragline.ingest.distributed import load_on_ray, parse_workers
+
+        address = parse_workers(workers)
+        with stderr.status(f"loading, chunking and embedding {args.source} on Ray ({address})"):
+            distributed = load_on_ray(args.source, settings, address, args.ray_workers,
+                                      int(args.max_file_mb * 1024 * 1024), args.follow_links)  # fmt: skip
+        loaded, vectors = distributed.report, distributed.vectors
+    else:
+        with stderr.status(f"reading {args.source}"):
+            loaded = load_source(Path(args.source), int(args.max_file_mb * 1024 * 1024), args.follow_links)
     for error in loaded.errors:
         stderr.print(Text.assemble(("skipped", "yellow"), f" {error}"), highlight=False)
     if loaded.unsupported:
@@ -52,7 +65,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     if args.dry_run:
         return _dry_run(args, path, settings, loaded)
     units = loaded.documents
-    if settings.chunker != "none":
+    if settings.chunker != "none" and distributed is None:  # Ray workers have chunked already
         from ragline.ingest.pipeline import IngestConfig, chunk_documents
 
         units, _ = chunk_documents(loaded.documents, IngestConfig(settings.chunker, settings.context))
@@ -64,12 +77,19 @@ def cmd_index(args: argparse.Namespace) -> int:
             settings = dataclasses.replace(settings, vector_index="flat")
         path = str(parse_store_uri(store))  # reported without the password
     opened = open_store(store, settings) if store else Index.open_or_create(path, settings)
+    if distributed is not None and not store:
+        from ragline.store.embedded import EmbeddedCollection
+
+        opened = EmbeddedCollection(opened)  # its sync takes the vectors computed on Ray
     with opened as index:
         # A file that fails to load keeps what an earlier run indexed (nothing indexed is lost), except where
         # failing closed is safer (bad metadata, links out of the folder): loaded.keep says which ids stay.
         # One document file adds or updates that document; a folder or corpus is mirrored (prune).
         one_file = Path(args.source).is_file() and Path(args.source).suffix != ".jsonl"
-        report = index.sync(units, prune=not one_file, keep=loaded.keep)
+        if distributed is not None:
+            report = index.sync(units, prune=not one_file, keep=loaded.keep, vectors=vectors)
+        else:
+            report = index.sync(units, prune=not one_file, keep=loaded.keep)
         unit = "documents" if settings.chunker == "none" else "chunks"
         with stderr.status(f"committing {report.added + report.updated} {unit}"):
             index.commit()
@@ -94,6 +114,11 @@ def cmd_index(args: argparse.Namespace) -> int:
         "generation": info["generation"],
         "seconds": round(time.perf_counter() - started, 3),
     }
+    if distributed is not None:
+        result["ray"] = {"address": workers, "workers": distributed.workers, "embedded": distributed.computed,
+                         "embeddings_cached": distributed.cached}  # fmt: skip
+        stderr.print(f"Ray: {distributed.workers} workers; {distributed.computed} passages embedded, "
+                     f"{distributed.cached} from the cache")  # fmt: skip
     if args.output == "json":
         emit_json(result)
     else:
@@ -176,6 +201,18 @@ def add_parser(sub: Any) -> None:
         "--dry-run",
         action="store_true",
         help="say which documents would be added, updated and deleted, and write nothing",
+    )
+    p.add_argument(
+        "--workers",
+        metavar="RAY",
+        help="spread loading, chunking, context and embedding over Ray: ray (start a local head for the run) "
+        "or ray://HOST:PORT (a cluster, through Ray Client); writes to the --index folder or --store as usual",
+    )
+    p.add_argument(
+        "--ray-workers",
+        type=int,
+        metavar="N",
+        help="with --workers: how many Ray workers (one CPU each; default: the cluster's CPUs)",
     )
     add_analysis_flags(p, stamped=True)
     add_config_flag(p, "100-word chunks, MiniLM embeddings (the [ingest] and [index] stages of "

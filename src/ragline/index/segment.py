@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import mmap
-import os
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -21,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ragline.errors import ConfigError, CorruptIndexError
+from ragline.fsutil import fsync_file
 from ragline.index.filters import Column, Node, evaluate
 from ragline.text import Analyzer
 from ragline.types import Document
@@ -223,7 +223,7 @@ class Segment:
         sizes = {}
         for path in sorted(folder.iterdir()):
             with open(path, "rb") as fh:
-                os.fsync(fh.fileno())
+                fsync_file(fh)
             sizes[path.name] = path.stat().st_size
         return sizes
 

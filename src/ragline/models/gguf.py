@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ragline.errors import ModelError
+from ragline.fsutil import fsync_file
 from ragline.models.embedders import sha256_file
 
 # Copy in 8 MiB blocks: big enough that the hashing and the system calls cost little, small in memory.
@@ -137,8 +138,7 @@ def join_parts(parts: Sequence[str | Path], destination: str | Path, expected_sh
                     while block := source.read(_BLOCK):
                         digest.update(block)
                         out.write(block)
-            out.flush()
-            os.fsync(out.fileno())  # the bytes are on disk before the name points at them
+            fsync_file(out)  # the bytes are on disk before the name points at them
         actual = digest.hexdigest()
         if actual != expected:
             raise ModelError(

@@ -73,3 +73,6 @@ class StoreHybridRetriever(_StoreRetriever):
 def milvus_hybrid(index: Any, fusion: str = "server", k: int = 60) -> StoreHybridRetriever:
     """RRF (k=60) of the store's BM25 and dense searches: fusion=server (Milvus's RRFRanker) or rrf (ragline's)."""
     return StoreHybridRetriever(index, fusion, k)
+
+
+milvus_hybrid.needs_embeddings = True  # type: ignore[attr-defined]  # the store must be built with vectors

@@ -37,8 +37,22 @@ class EmbeddedCollection:
         wanted = set(document_ids)
         return self.index.delete([i for i in self.index.id_map() if _document_of(i) in wanted])
 
-    def sync(self, documents: Iterable[Document], prune: bool = True, keep: Keep[str] = ()) -> SyncReport:
-        return self.index.sync(documents, prune, keep)
+    def sync(
+        self, documents: Iterable[Document], prune: bool = True, keep: Keep[str] = (), vectors: np.ndarray | None = None
+    ) -> SyncReport:
+        """``Index.sync``; with ``vectors`` (one per document, computed elsewhere) the changed ones use them."""
+        documents = list(documents)
+        report = self.index.sync(documents, prune, keep)
+        if vectors is not None:
+            if len(vectors) != len(documents):
+                raise ConfigError(f"sync() got {len(vectors)} vectors for {len(documents)} documents")
+            # After sync: it loads the newest commit first, which is what "changed" is measured against.
+            live, segments = self.index.id_map(), self.index.segments
+            stored = {doc_id: segments[si].hashes[row] for doc_id, (si, row) in live.items()}
+            changed = [i for i, doc in enumerate(documents) if stored.get(doc.id) != doc.hash]
+            if changed:
+                self.index.add([documents[i] for i in changed], np.asarray(vectors)[changed])
+        return report
 
     def commit(self) -> int:
         return self.index.commit()
@@ -91,3 +105,9 @@ class EmbeddedCollection:
 
     def close(self) -> None:
         self.index.close()
+
+    def __enter__(self) -> EmbeddedCollection:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -202,23 +202,33 @@ class MilvusCollection:
         wanted = set(document_ids)
         return self.delete([i for i in self._live_hashes() if _document_of(i) in wanted])
 
-    def sync(self, documents: Iterable[Document], prune: bool = True, keep: Keep[str] = ()) -> SyncReport:
-        """Make the collection hold exactly ``documents`` (by id and content hash); commit to apply."""
+    def sync(
+        self, documents: Iterable[Document], prune: bool = True, keep: Keep[str] = (), vectors: np.ndarray | None = None
+    ) -> SyncReport:
+        """Make the collection hold exactly ``documents`` (by id and content hash); commit to apply.
+
+        ``vectors`` (one per document, computed elsewhere, e.g. on Ray) are used for the changed ones.
+        """
+        documents = list(documents)
+        if vectors is not None and len(vectors) != len(documents):
+            raise ConfigError(f"sync() got {len(vectors)} vectors for {len(documents)} documents")
         report, seen, live = SyncReport(), set(), self._live_hashes()
-        changed = []
-        for doc in documents:
+        changed, changed_rows = [], []
+        for row, doc in enumerate(documents):
             seen.add(doc.id)
             stored = live.get(doc.id)
             if stored is None:
                 report.added += 1
                 changed.append(doc)
+                changed_rows.append(row)
             elif stored != doc.hash:
                 report.updated += 1
                 changed.append(doc)
+                changed_rows.append(row)
             else:
                 report.unchanged += 1
                 self._pending.pop(doc.id, None)
-        self.add(changed)
+        self.add(changed, None if vectors is None else np.asarray(vectors)[changed_rows])
         if prune:
             gone = [i for i in live if i not in seen and _document_of(i) not in keep]
             self._pending_deletes.update(gone)
