@@ -12,6 +12,9 @@ context, so citations span hops. Caps on retrievals, model calls, tokens and sec
 question; hitting one stops the loop with that reason. ``interleave=true`` (IRCoT-style) lets a
 question that does not decompose take further hops: the next query is the question plus the bridge
 read so far.
+``title_links=true`` makes every later hop first follow links: the titles of other documents
+that the previous hop's passages name (``decompose.TitleLinks``), one new passage per title, the
+title as its query; the hop's sub-question fills the rest of its ``hop_k``.
 
 Registered as the reader ``agent`` (``[read] reader = "agent:max_hops=3,threshold=0.4"``): it
 declares ``retrieves = True`` and answers with ``answer(question, filter)``, returning the answer
