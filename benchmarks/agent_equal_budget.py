@@ -2,10 +2,13 @@
 
 Questions 51-100 of ``hotpotqa_train_hipporag_100`` in file order (1-50 are for calibration). For a
 budget B, single-shot hands on the top B passages; the agent hands on ``hop_k`` passages per hop
-(B = 10: 5 + 5; B = 5: 3 + 2), never more than B. A question counts 1 when every gold passage is
-among them. Paired randomization test from ``ragline.eval.stats.compare``. Prints JSON.
+(B = 10: 5 + 5; B = 5: 3 + 2, the splits best on questions 1-50), never more than B; a later hop first
+follows the titles of documents the previous hop's passages name, then fills up with its sub-question.
+The corpus is the pooled one (all 994 passages), not each question's ten. A question counts 1 when
+every gold passage is among them. Paired randomization test from ``ragline.eval.stats.compare``.
+Prints JSON (``--out`` also writes it).
 
-    PYTHONPATH=src python benchmarks/agent_equal_budget.py [DATASET_DIR] [--retriever bm25]
+    PYTHONPATH=src python benchmarks/agent_equal_budget.py [DATASET_DIR] [--retriever bm25] [--first 50]
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from pathlib import Path
 
 from ragline.agent.loop import AgentSettings, MultiHopAgent
 from ragline.answer.context import document_id
@@ -27,17 +31,21 @@ def main() -> None:
     parser.add_argument("dataset", nargs="?", default="/work/shared/bench/hotpotqa_train_hipporag_100")
     parser.add_argument("--retriever", default="bm25")
     parser.add_argument("--first", type=int, default=50, help="questions held out for calibration")
+    parser.add_argument("--calibration", action="store_true", help="measure the first questions instead")
+    parser.add_argument("--out", default=None, help="also write the JSON report here")
     args = parser.parse_args()
     dataset = load_dataset(args.dataset)
     index = Index.create(None)
     index.add(dataset.corpus)
     index.commit()
-    questions = dataset.questions[args.first : args.first + 50]
+    questions = dataset.questions[: args.first] if args.calibration else dataset.questions[args.first : args.first + 50]
     single = build_retriever(args.retriever, index)
-    report = {"dataset": str(args.dataset), "questions": len(questions), "retriever": args.retriever, "budgets": {}}
+    report = {"dataset": str(args.dataset), "questions": len(questions), "retriever": args.retriever,
+              "split": "calibration (first questions)" if args.calibration else "held out", "corpus": "pooled",
+              "budgets": {}}  # fmt: skip
     for budget, split in ((10, (5, 5)), (5, (3, 2))):
         agent = MultiHopAgent(index, AgentSettings(ladder=(args.retriever,), hop_k=split, budget_passages=budget,
-                                                   max_hops=len(split), retries=0))  # fmt: skip
+                                                   max_hops=len(split), retries=0, budget=100_000))  # fmt: skip
         one, many, seconds = {}, {}, 0.0
         for q in questions:
             gold = set(q["supporting_ids"])
@@ -52,7 +60,10 @@ def main() -> None:
                                      "iterative_all_gold": sum(many.values()) / len(many), "split": list(split),
                                      "delta": test["delta"], "p_randomization": test["p_randomization"],
                                      "agent_seconds_per_question": round(seconds / len(questions), 4)}  # fmt: skip
-    print(json.dumps(report, indent=2))
+    text = json.dumps(report, indent=2)
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -215,3 +215,57 @@ def _names(sentence: str, head_terms: set[str], analyze: Callable[[str], list[st
             out.append((name, near))
         i = j + 1
     return out
+
+
+_LINK_TOKEN = re.compile(r"\w+|[^\w\s]")
+_DISAMBIGUATOR = re.compile(r"\s*\([^)]*\)\s*$")  # "Lilu (mythology)" is mentioned as "Lilu"
+MAX_TITLE_TOKENS = 8
+
+
+class TitleLinks:
+    """The index's document titles as link targets: a passage that names another document's title
+    (as Wikipedia passages name the entities they mention) links to it, a strong bridge for the next hop.
+
+    Titles are matched case-sensitively as whole token runs, their trailing parenthetical
+    disambiguator dropped; a title needs a capital or a digit (a name, not a common word) and at
+    most ``MAX_TITLE_TOKENS`` tokens. Lookup scans a passage's token n-grams, so the cost grows
+    with the passage, not with the number of titles.
+    """
+
+    def __init__(self, titles: dict[str, set[str]]) -> None:
+        self.targets: dict[tuple[str, ...], tuple[str, set[str]]] = {}
+        for title, doc_ids in titles.items():
+            name = _DISAMBIGUATOR.sub("", title).strip()
+            key = tuple(_LINK_TOKEN.findall(name))
+            if not key or len(key) > MAX_TITLE_TOKENS or not any(is_name_token(t) for t in key):
+                continue
+            if not any(t[0].isalnum() for t in key):
+                continue
+            known = self.targets.get(key)
+            self.targets[key] = (name, (known[1] if known else set()) | set(doc_ids))
+        self.longest = max((len(k) for k in self.targets), default=0)
+
+    @classmethod
+    def of_index(cls, index: Any) -> TitleLinks:
+        titles: dict[str, set[str]] = {}
+        for doc in index.documents():
+            if doc.title:
+                titles.setdefault(doc.title, set()).add(str(doc.metadata.get("doc_id") or doc.id))
+        return cls(titles)
+
+    def mentioned(self, text: str, exclude: set[str] = frozenset()) -> list[str]:  # type: ignore[assignment]
+        """Titles named in ``text`` in reading order (longest match first), skipping those whose
+        documents are all in ``exclude``."""
+        tokens = _LINK_TOKEN.findall(text)
+        found: list[str] = []
+        i = 0
+        while i < len(tokens):
+            for n in range(min(self.longest, len(tokens) - i), 0, -1):
+                target = self.targets.get(tuple(tokens[i : i + n]))
+                if target is not None:
+                    if not target[1] <= exclude and target[0] not in found:
+                        found.append(target[0])
+                    i += n - 1
+                    break
+            i += 1
+        return found

@@ -12,6 +12,9 @@ context, so citations span hops. Caps on retrievals, model calls, tokens and sec
 question; hitting one stops the loop with that reason. ``interleave=true`` (IRCoT-style) lets a
 question that does not decompose take further hops: the next query is the question plus the bridge
 read so far.
+``title_links=true`` makes every later hop first follow links: the titles of other documents
+that the previous hop's passages name (``decompose.TitleLinks``), one new passage per title, the
+title as its query; the hop's sub-question fills the rest of its ``hop_k``.
 
 Registered as the reader ``agent`` (``[read] reader = "agent:max_hops=3,threshold=0.4"``): it
 declares ``retrieves = True`` and answers with ``answer(question, filter)``, returning the answer
@@ -27,7 +30,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from ragline.agent.decompose import BRIDGE, Hop, LLMDecomposer, RuleDecomposer, bridge_candidates
+from ragline.agent.decompose import BRIDGE, Hop, LLMDecomposer, RuleDecomposer, TitleLinks, bridge_candidates
 from ragline.agent.trace import Cost, Trace
 from ragline.answer.context import Context, approx_tokens, build_context, document_id
 from ragline.components import build, register
@@ -56,6 +59,7 @@ class AgentSettings:
     grader: str = "lexical"
     decomposer: str = "rules"  # rules | llm
     interleave: bool = True  # bridge further hops from what was read when the question does not decompose
+    title_links: bool = True  # an interleaved hop first looks up the documents whose titles the last hop named
     reader: str = "extractive"
     budget: int = 1500  # context tokens
     max_retrievals: int = 12
@@ -121,6 +125,7 @@ class MultiHopAgent:
         else:
             self.decomposer = RuleDecomposer()
         self.analyze = index.settings.analyzer
+        self._links: tuple[int, TitleLinks] | None = None
 
     # -- the reader interface ---------------------------------------------------------------------
     def read(self, question: str, context: Context) -> Answer:
@@ -151,6 +156,7 @@ class MultiHopAgent:
         per_hop: list[list[Hit]] = []
         seen: set[str] = set()
         bridge: str | None = None
+        links: list[str] = []
         asked = question
         stop = ""
         hop_n = 0
@@ -161,7 +167,7 @@ class MultiHopAgent:
                 hop = Hop(f"{question} {BRIDGE}")  # IRCoT-style: the question plus what was read
             else:
                 break
-            if BRIDGE in hop.text and bridge is None:
+            if BRIDGE in hop.text and bridge is None and not (links and hop_n >= len(hops)):
                 stop = "no bridge entity found in the previous hop's evidence"
                 break
             asked = hop.text.replace(BRIDGE, bridge or "").strip()
@@ -169,7 +175,18 @@ class MultiHopAgent:
             if room <= 0:
                 stop = f"passage budget of {s.budget_passages} spent"
                 break
-            hits, grade, capped = self._retrieve_hop(asked, hop_n, filter, seen, min(s.k_for(hop_n), room), trace)
+            k = min(s.k_for(hop_n), room)
+            linked: list[Hit] = []
+            if hop_n > 0 and links:
+                linked = self._follow_links(links, hop_n, filter, seen, k, trace)
+            if len(linked) < k:
+                hits, grade, capped = self._retrieve_hop(asked, hop_n, filter, seen | {document_id(h) for h in linked},
+                                                         k - len(linked), trace)  # fmt: skip
+                hits = linked + hits
+            else:
+                hits, capped = linked, ""
+            if linked:
+                grade = max(self.grader.grade(question, hits), default=0.0)
             if capped:
                 stop = capped
                 break
@@ -187,6 +204,10 @@ class MultiHopAgent:
             if more:
                 found = bridge_candidates(asked, hop.head, hits, self.analyze) if hits else []
                 bridge = found[0].phrase if found else None
+                links = self._linked_titles(hits, seen) if s.title_links else []
+                if links:
+                    trace.step("links", hop=hop_n, thought="titles of other documents the hop's passages name",
+                               observation=", ".join(links[:5]))  # fmt: skip
                 shown = ", ".join(f"{b.name} ({b.score:.2f})" for b in found[:3]) or "none"
                 trace.step("bridge", hop=hop_n, thought=f"candidates: {shown}", observation=bridge or "none")
         else:
@@ -237,6 +258,38 @@ class MultiHopAgent:
             if grade >= s.threshold:
                 break
         return best[0], max(best[1], 0.0), ""
+
+    def _linked_titles(self, hits: list[Hit], seen: set[str]) -> list[str]:
+        """Titles of documents not yet read that the hits name, in rank then reading order."""
+        generation = self.index.generation
+        if self._links is None or self._links[0] != generation:
+            self._links = (generation, TitleLinks.of_index(self.index))
+        lexicon = self._links[1]
+        named: list[str] = []
+        for hit in hits:
+            for title in lexicon.mentioned(hit.text, seen):
+                if title not in named and title != hit.title:
+                    named.append(title)
+        return named
+
+    def _follow_links(
+        self, links: list[str], hop_n: int, filter: FilterLike, seen: set[str], k: int, trace: Trace
+    ) -> list[Hit]:
+        """The best new passage for each linked title (its own name as the query), at most ``k``."""
+        name, retriever, _ = self.rungs[0]
+        taken: list[Hit] = []
+        have = set(seen)
+        for title in links:
+            if len(taken) >= k or self._capped(trace):
+                break
+            started = time.perf_counter()
+            found = [h for h in retriever.search(title, self.settings.depth, filter) if document_id(h) not in have][:1]
+            trace.step("follow", hop=hop_n + 1, query=title, retriever=name, hits=found,
+                       thought="follow a title the previous hop named",
+                       cost=Cost(retrievals=1, seconds=round(time.perf_counter() - started, 4)))  # fmt: skip
+            taken += found
+            have |= {document_id(h) for h in found}
+        return taken
 
     def _capped(self, trace: Trace) -> str:
         s, total = self.settings, trace.total
