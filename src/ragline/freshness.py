@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragline.types import Document, content_hash
+from ragline.types import Document, content_hash, document_id_of
 
 
 @dataclass
@@ -78,10 +78,6 @@ class Drift:
         return {"setting": self.setting, "indexed": self.indexed, "configured": self.configured, "redo": self.redo}
 
 
-def document_of(chunk_id: str) -> str:
-    """The document a chunk id ``<document>#<n>`` belongs to (a document id is its own)."""
-    head, sep, tail = chunk_id.rpartition("#")
-    return head if sep and tail.isdigit() else chunk_id
 
 
 def _text_key(doc: Document, default_acl: Sequence[str] | None) -> str:
@@ -119,7 +115,7 @@ def compare_documents(
     default_acl = index.settings.default_acl
     touched: dict[str, DocumentStatus] = {}
     seen: set[str] = set()
-    known_docs = {document_of(i) for i in live}
+    known_docs = {document_id_of(i) for i in live}
 
     def mark(doc_id: str, status: str, source: str | None) -> None:
         entry = touched.setdefault(doc_id, DocumentStatus(doc_id, status, source))
@@ -130,7 +126,7 @@ def compare_documents(
     for unit in units:
         seen.add(unit.id)
         where = live.get(unit.id)
-        doc = document_of(unit.id)
+        doc = document_id_of(unit.id)
         if where is None:
             report.added += 1
             mark(doc, "changed" if doc in known_docs else "added", unit.source)
@@ -145,10 +141,10 @@ def compare_documents(
         else:
             report.updated += 1
             mark(doc, "changed", unit.source)
-    new_docs = {document_of(i) for i in seen}
+    new_docs = {document_id_of(i) for i in seen}
     if prune:
         for chunk_id, (si, row) in live.items():
-            doc = document_of(chunk_id)
+            doc = document_id_of(chunk_id)
             if chunk_id in seen:
                 continue
             source = index.segments[si].sources[row]
@@ -257,7 +253,7 @@ def stale_sources(index: Any, hits: Iterable[Any], roots: Sequence[str | Path] |
         where = index.id_map().get(hit.doc_id)
         source = index.segments[where[0]].sources[where[1]] if where else None
         if source:
-            by_file.setdefault(source, set()).add(str(hit.metadata.get("doc_id") or document_of(hit.doc_id)))
+            by_file.setdefault(source, set()).add(hit.document_id)
     stale: list[StaleSource] = []
     for source, docs in by_file.items():
         path = _resolve(source, roots)
@@ -271,8 +267,8 @@ def stale_sources(index: Any, hits: Iterable[Any], roots: Sequence[str | Path] |
         except (RaglineError, OSError):
             stale += [StaleSource(d, str(path), "changed") for d in sorted(docs)]
             continue
-        units = [u for u in chunk_like_index(index, loaded) if document_of(u.id) in docs]
-        wanted = {i for i in index.id_map() if document_of(i) in docs}
+        units = [u for u in chunk_like_index(index, loaded) if document_id_of(u.id) in docs]
+        wanted = {i for i in index.id_map() if document_id_of(i) in docs}
         sub = compare_documents(_Subset(index, wanted), units, prune=True,
                                 text_only=index.settings.context in ("llm", "late"))  # fmt: skip
         changed = {d.doc_id for d in sub.documents if d.status != "unreadable"}

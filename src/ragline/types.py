@@ -12,6 +12,18 @@ from typing import Any
 Metadata = dict[str, Any]
 
 
+def document_id_of(unit_id: str, metadata: Metadata | None = None) -> str:
+    """The document an indexed unit belongs to, when only its id (and metadata) are at hand.
+
+    A chunk's metadata names its document (``doc_id``); without metadata a chunk id ``<document>#<n>``
+    gives it; any other id is a whole document's own.
+    """
+    if metadata and metadata.get("doc_id"):
+        return str(metadata["doc_id"])
+    head, sep, tail = unit_id.rpartition("#")
+    return head if sep and tail.isdigit() else unit_id
+
+
 def content_hash(text: str) -> str:
     """SHA-256 of a text, the key of change detection and of every cache."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -24,8 +36,10 @@ class Document:
     ``metadata`` values are strings, numbers, booleans or lists of those (a list matches a
     filter when any element does, as an ACL group list should).
 
-    A chunk is a Document too: its id is ``<document id>#<n>``, and its metadata carries
-    ``doc_id``, ``parent_id``, ``start``/``end`` (character span in the document) and ``section``.
+    A chunk is a Document too: its id is ``<document id>#<n>``, ``parent`` names the document it was
+    cut from (None for a whole document), and its metadata carries ``doc_id`` (the same, filterable),
+    ``parent_id`` (its section), ``start``/``end`` (character span in the document) and ``section``.
+    ``document_id`` is the one rule for "which document is this": every module uses it.
     ``index_text``, when set, is what is indexed and embedded (a chunk with its context prefix);
     ``text`` is what a reader sees. Keeping the two apart lets context help retrieval without
     putting words in a source's mouth.
@@ -37,6 +51,11 @@ class Document:
     metadata: Metadata = field(default_factory=dict)
     source: str | None = None
     index_text: str | None = None
+    parent: str | None = None  # the document a chunk was cut from; None: a whole document
+
+    @property
+    def document_id(self) -> str:
+        return self.parent or document_id_of(self.id, self.metadata)
 
     @property
     def hash(self) -> str:
@@ -87,12 +106,18 @@ class Answer:
 class Hit:
     """One ranked result. ``rank`` starts at 1."""
 
-    doc_id: str
+    doc_id: str  # the id of what was ranked: a chunk's id in a chunked index
     score: float
     rank: int
     title: str = ""
     text: str = ""
     metadata: Metadata = field(default_factory=dict)
+    parent: str | None = None  # the document of a chunk (``Document.parent``)
+
+    @property
+    def document_id(self) -> str:
+        """The document this hit belongs to (the chunk's parent, else the hit's own id)."""
+        return self.parent or document_id_of(self.doc_id, self.metadata)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

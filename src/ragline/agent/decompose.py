@@ -250,7 +250,7 @@ class TitleLinks:
         titles: dict[str, set[str]] = {}
         for doc in index.documents():
             if doc.title:
-                titles.setdefault(doc.title, set()).add(str(doc.metadata.get("doc_id") or doc.id))
+                titles.setdefault(doc.title, set()).add(doc.document_id)
         return cls(titles)
 
     def mentioned(self, text: str, exclude: set[str] = frozenset()) -> list[str]:  # type: ignore[assignment]

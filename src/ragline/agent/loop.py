@@ -322,7 +322,7 @@ def _renumber(per_hop: list[list[Hit]]) -> list[Hit]:
     """Every hop's evidence ranked 1..n, the last hop first: it answers the question the reader is asked,
     and earlier hops (the bridges' evidence) follow, latest first."""
     ordered = [h for hits in reversed(per_hop) for h in hits]
-    return [Hit(h.doc_id, h.score, i, h.title, h.text, h.metadata) for i, h in enumerate(ordered, start=1)]
+    return [Hit(h.doc_id, h.score, i, h.title, h.text, h.metadata, h.parent) for i, h in enumerate(ordered, start=1)]
 
 
 @register("reader", "agent")

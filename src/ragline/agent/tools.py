@@ -121,7 +121,7 @@ class ToolAgent:
             if tool == "search":
                 hits = self.retriever.search(argument, self.k, filter) if argument else []
                 for h in hits:
-                    doc = str(h.metadata.get("doc_id") or h.doc_id)
+                    doc = h.document_id
                     cited.setdefault(doc, Citation(len(cited) + 1, doc, h.doc_id, h.title, h.text))
                 lines = [f"<source id={h.doc_id!r}>{neutralize(h.text[: self.snippet_chars])}</source>" for h in hits]
                 return "\n".join(lines) or "no results", hits

@@ -105,8 +105,8 @@ class Context:
 
 
 def document_id(hit: Hit) -> str:
-    """The document a hit belongs to: a chunk's ``metadata["doc_id"]``, else the hit's own id."""
-    return str(hit.metadata.get("doc_id") or hit.doc_id)
+    """The document a hit belongs to (``Hit.document_id``: the chunk's parent, else the hit itself)."""
+    return hit.document_id
 
 
 def build_context(

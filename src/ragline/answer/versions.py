@@ -28,7 +28,7 @@ from typing import Any
 from ragline.answer.context import Context, Source, document_id
 from ragline.errors import ConfigError
 from ragline.index.filters import Compare, Node, Not, Or
-from ragline.types import Answer, Citation
+from ragline.types import Answer, Citation, document_id_of
 
 POLICIES = ("current", "as-of=DATE", "all")
 
@@ -126,7 +126,7 @@ def version_graph(index: Any) -> VersionGraph:
         for row, meta in enumerate(seg.metadata):
             if dead[row]:
                 continue
-            doc = str(meta.get("doc_id") or _document_of(seg.ids[row]))
+            doc = str(meta.get("doc_id") or document_id_of(seg.ids[row]))
             graph.live.add(doc)
             if meta.get("effective_date"):
                 graph.effective[doc] = str(meta["effective_date"])
@@ -138,9 +138,6 @@ def version_graph(index: Any) -> VersionGraph:
     return graph
 
 
-def _document_of(chunk_id: str) -> str:
-    head, sep, tail = chunk_id.rpartition("#")
-    return head if sep and tail.isdigit() else chunk_id
 
 
 # -- change questions and conflicting sources ---------------------------------------------------------

@@ -123,13 +123,6 @@ def rate(value: float | None) -> str:
 
 
 # -- rendering hits ---------------------------------------------------------------------------------
-def document_of(hit: Any) -> str:
-    """The document a hit belongs to: a chunk's ``doc_id``, else the hit's own id."""
-    from ragline.answer.context import document_id
-
-    return document_id(hit)
-
-
 _WORD = re.compile(r"\w+")
 
 

@@ -15,7 +15,6 @@ from ragline.cli.common import (
     add_common,
     add_config_flag,
     add_principal_flags,
-    document_of,
     emit_json,
     index_path,
     positive_int,
@@ -56,7 +55,7 @@ def cmd_search(args: argparse.Namespace) -> int:
                 "hits": [
                     {
                         "rank": h.rank,
-                        "doc_id": document_of(h),
+                        "doc_id": h.document_id,
                         "chunk_id": h.doc_id,
                         "score": h.score,
                         "title": h.title,

@@ -38,7 +38,7 @@ def split_evidence_share(chunks: Sequence[Document], corpus: Corpus) -> float:
     """Share of the corpus's answer-bearing sentences that no single chunk contains whole."""
     spans: dict[str, list[tuple[int, int]]] = {}
     for chunk in chunks:
-        doc_id = str(chunk.metadata.get("doc_id", chunk.id))
+        doc_id = chunk.document_id
         spans.setdefault(doc_id, []).append((int(chunk.metadata.get("start", 0)), int(chunk.metadata.get("end", 0))))
     split = 0
     for fact in corpus.facts:

@@ -51,7 +51,7 @@ def build_eval_index(dataset: Dataset, configs: Sequence[PipelineConfig]) -> Eva
     index = build_index(dataset.corpus, ingest, first.index.settings(embed=embed))
     doc_of = None
     if ingest.chunker != "none":
-        doc_of = {d.id: str(d.metadata.get("doc_id", d.id)) for d in index.documents()}
+        doc_of = {d.id: d.document_id for d in index.documents()}
     return EvalIndex(index, ingest, doc_of)
 
 

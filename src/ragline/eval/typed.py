@@ -28,7 +28,7 @@ def document_ranking(retriever: Retriever, question: Question, depth: int) -> li
     """Document ids best first (chunks folded into their document, first occurrence kept)."""
     seen: dict[str, None] = {}
     for hit in retriever.search(question.text, depth, acl_filter(question)):
-        seen.setdefault(str(hit.metadata.get("doc_id", hit.doc_id)), None)
+        seen.setdefault(hit.document_id, None)
     return list(seen)
 
 

@@ -263,7 +263,7 @@ def acl_filter(groups: Sequence[str]) -> Node:
 
 
 def _canonical_number(text: str) -> float | None:
-    # A plain float matches stored numbers and, for "in", the text _number_text gives it: exactly
+    # A plain float matches stored numbers and, for "in", the text number_text gives it: exactly
     # `text` when `text` is how that number is written, so the match stays one of names.
     try:
         number = float(text)

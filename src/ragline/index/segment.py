@@ -208,6 +208,8 @@ class Segment:
                 stored = {"title": doc.title, "text": doc.text}
                 if doc.index_text is not None:
                     stored["index_text"] = doc.index_text
+                if doc.parent is not None:
+                    stored["parent"] = doc.parent
                 written = 0
                 for piece in json_line_pieces(stored):
                     out.write(piece)
@@ -268,9 +270,8 @@ class Segment:
             return self._documents[row]
         assert self._offsets is not None and self._map is not None
         raw = json.loads(self._map[self._offsets[row] : self._offsets[row + 1]])
-        return Document(
-            self.ids[row], raw["text"], raw["title"], self.metadata[row], self.sources[row], raw.get("index_text")
-        )
+        return Document(self.ids[row], raw["text"], raw["title"], self.metadata[row], self.sources[row],
+                        raw.get("index_text"), raw.get("parent"))  # fmt: skip
 
     @property
     def metadata(self) -> list[dict[str, Any]]:

@@ -38,7 +38,7 @@ from ragline.fsutil import fsync_directory, fsync_file
 from ragline.index.segment import Segment
 from ragline.index.settings import IndexSettings
 
-FORMAT = 2  # 2: the english analyzer indexes CJK text (its stamp changed)
+FORMAT = 3  # 2: the english analyzer indexes CJK text (its stamp changed); 3: chunks store their parent
 MANIFEST = "manifest.json"
 LOAD_ATTEMPTS = 20  # commits a reader follows while loading before it gives up (each one is a writer's commit)
 

@@ -45,7 +45,7 @@ from ragline.index.storage import (
 )
 from ragline.index.vectors import AllowedRows
 from ragline.text import Analyzer, get_analyzer
-from ragline.types import Document, Hit
+from ragline.types import Document, Hit, document_id_of
 
 __all__ = ["FORMAT", "MANIFEST", "Index", "IndexSettings", "SyncReport"]
 
@@ -221,7 +221,7 @@ class Index:
         hits = []
         for rank, (si, row, score) in enumerate(ranked, start=1):
             doc = self.segments[si].document(row)
-            hits.append(Hit(doc.id, score, rank, doc.title, doc.text, doc.metadata))
+            hits.append(Hit(doc.id, score, rank, doc.title, doc.text, doc.metadata, doc.parent))
         return hits
 
     def search_ids(
@@ -359,7 +359,7 @@ class Index:
         if prune:
             for doc_id in [d for d in self._pending if d not in seen and d not in keep]:
                 del self._pending[doc_id]  # staged earlier, but not in the set to mirror
-            gone = [doc_id for doc_id in live if doc_id not in seen and _document_of(doc_id) not in keep]
+            gone = [doc_id for doc_id in live if doc_id not in seen and document_id_of(doc_id) not in keep]
             report.deleted = self.delete(gone)
         return report
 
@@ -443,8 +443,3 @@ class Index:
         if self.path is not None:
             collect_garbage(self.path, self.manifest)
 
-
-def _document_of(doc_id: str) -> str:
-    """The document a chunk id ``<document>#<n>`` belongs to (a document id is its own)."""
-    head, sep, tail = doc_id.rpartition("#")
-    return head if sep and tail.isdigit() else doc_id

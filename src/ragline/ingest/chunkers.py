@@ -289,7 +289,8 @@ class Chunker:
             if page is not None:
                 metadata["page"] = page
             chunks.append(
-                Document(f"{document.id}#{n}", document.text[start:end], document.title, metadata, document.source)
+                Document(f"{document.id}#{n}", document.text[start:end], document.title, metadata, document.source,
+                         parent=document.id)  # fmt: skip
             )
         return chunks
 

@@ -63,7 +63,7 @@ def hits_for(index: Any, ranked: Ranked) -> list[Hit]:
     for rank, (doc_id, score) in enumerate(ranked, start=1):
         doc = index.get(doc_id)
         if doc is not None:
-            hits.append(Hit(doc_id, score, rank, doc.title, doc.text, doc.metadata))
+            hits.append(Hit(doc_id, score, rank, doc.title, doc.text, doc.metadata, doc.parent))
     return hits
 
 

@@ -87,7 +87,7 @@ def expand_hits(
     documents: dict[str, Document | None] = {}
     drafts: list[_Draft] = []
     for hit in hits:
-        doc_id = str(hit.metadata.get("doc_id") or hit.doc_id.rpartition("#")[0] or hit.doc_id)
+        doc_id = hit.document_id
         if doc_id not in documents:
             documents[doc_id] = fetch(doc_id)
         document = documents[doc_id]
@@ -274,7 +274,7 @@ class SmallToBigExpander:
             best = passage.hits[0]
             metadata = {**best.metadata, "start": passage.start, "end": passage.end, "expanded_from": best.doc_id,
                         "section": passage.section or best.metadata.get("section", [])}  # fmt: skip
-            out.append(Hit(best.doc_id, best.score, best.rank, best.title, passage.text, metadata))
+            out.append(Hit(best.doc_id, best.score, best.rank, best.title, passage.text, metadata, best.parent))
         return out
 
     def parent(self, doc_id: str) -> Document | None:

@@ -110,14 +110,14 @@ class Engine:
             chunks = [
                 d
                 for d in self.index.documents()
-                if document_id(Hit(d.id, 0.0, 0, d.title, d.text, d.metadata)) == doc_id
+                if document_id(Hit(d.id, 0.0, 0, d.title, d.text, d.metadata, d.parent)) == doc_id
             ]
         visible = [c for c in chunks if principal.can_read(c.metadata.get("acl"))]
         if not visible:  # not found and not allowed look the same: the reply never says what exists
             return None
         # chunks in reading order: by their offset in the document (``start``), else by id
         visible.sort(key=lambda d: (d.metadata.get("start") if isinstance(d.metadata.get("start"), int) else 0, d.id))
-        return [Hit(d.id, 0.0, i + 1, d.title, d.text, d.metadata) for i, d in enumerate(visible)]
+        return [Hit(d.id, 0.0, i + 1, d.title, d.text, d.metadata, d.parent) for i, d in enumerate(visible)]
 
     # -- status and indexing ----------------------------------------------------------------------
     def status(self) -> dict[str, Any]:

@@ -14,9 +14,9 @@ import numpy as np
 
 from ragline.errors import ConfigError
 from ragline.index.filters import FilterLike
-from ragline.index.store import Index, IndexSettings, SyncReport, _document_of
+from ragline.index.store import Index, IndexSettings, SyncReport
 from ragline.retrieve.fusion import fuse, rank
-from ragline.types import Document
+from ragline.types import Document, document_id_of
 
 
 class EmbeddedCollection:
@@ -35,7 +35,7 @@ class EmbeddedCollection:
 
     def delete_documents(self, document_ids: Iterable[str]) -> int:
         wanted = set(document_ids)
-        return self.index.delete([i for i in self.index.id_map() if _document_of(i) in wanted])
+        return self.index.delete([i for i in self.index.id_map() if document_id_of(i) in wanted])
 
     def sync(
         self, documents: Iterable[Document], prune: bool = True, keep: Keep[str] = (), vectors: np.ndarray | None = None

@@ -46,7 +46,7 @@ def evaluate_on_store(
         collection.commit()
         doc_of = None
         if ingest.chunker != "none":
-            doc_of = {d.id: str(d.metadata.get("doc_id", d.id)) for d in chunks}
+            doc_of = {d.id: d.document_id for d in chunks}
         keep = {k: v for k, v in params.items() if name == "milvus-hybrid" and k in ("fusion", "k")}
         retriever: Any = build("retriever", {"name": name, **keep}, index=collection)
         return evaluate_retriever(dataset, retriever, tuple(metrics), depth, doc_of)

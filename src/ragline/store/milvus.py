@@ -23,11 +23,11 @@ import numpy as np
 from ragline.errors import ConfigError, IndexMismatchError, InputError, RaglineError
 from ragline.index.filters import FilterLike
 from ragline.index.segment import FIELD_TEXT
-from ragline.index.store import IndexSettings, SyncReport, _document_of
+from ragline.index.store import IndexSettings, SyncReport
 from ragline.retrieve.fusion import fuse, rank
 from ragline.store.milvus_filter import encode_metadata, to_milvus_expr
 from ragline.store.uri import StoreURI
-from ragline.types import Document
+from ragline.types import Document, document_id_of
 
 FORMAT = 1
 SETTINGS_KEY, EMBEDDER_KEY, FORMAT_KEY = "ragline.settings", "ragline.embedder", "ragline.format"
@@ -200,7 +200,7 @@ class MilvusCollection:
 
     def delete_documents(self, document_ids: Iterable[str]) -> int:
         wanted = set(document_ids)
-        return self.delete([i for i in self._live_hashes() if _document_of(i) in wanted])
+        return self.delete([i for i in self._live_hashes() if document_id_of(i) in wanted])
 
     def sync(
         self, documents: Iterable[Document], prune: bool = True, keep: Keep[str] = (), vectors: np.ndarray | None = None
@@ -230,7 +230,7 @@ class MilvusCollection:
                 self._pending.pop(doc.id, None)
         self.add(changed, None if vectors is None else np.asarray(vectors)[changed_rows])
         if prune:
-            gone = [i for i in live if i not in seen and _document_of(i) not in keep]
+            gone = [i for i in live if i not in seen and document_id_of(i) not in keep]
             self._pending_deletes.update(gone)
             report.deleted = len(gone)
         return report
@@ -269,7 +269,7 @@ class MilvusCollection:
                 raise InputError(
                     f"document {doc.id!r}", f"acl holds more than {MAX_ACL} groups or one over {MAX_GROUP} bytes"
                 )
-            rows.append({"id": doc.id, "doc": _document_of(doc.id), "hash": doc.hash, "text": text,
+            rows.append({"id": doc.id, "doc": document_id_of(doc.id), "hash": doc.hash, "text": text,
                          "acl": acl, "meta": meta, "payload": payload})  # fmt: skip
         if self.settings.embedder:
             missing = [i for i, (_, v) in enumerate(batch) if v is None]

@@ -24,7 +24,7 @@ import sys
 from typing import Any
 
 from ragline.errors import ConfigError
-from ragline.index.filters import And, Compare, FilterLike, Not, Number, Or, _number_text, parse_filter
+from ragline.index.filters import And, Compare, FilterLike, Not, Number, Or, number_text, parse_filter
 
 ACL_FIELD = "acl"
 TRUE, FALSE = "not (id in [])", "id in []"  # Milvus has no boolean literals
@@ -108,7 +108,7 @@ def _compare(node: Compare) -> str:
                 continue
             if node.op in ("=", "in"):
                 numbers.append(value)
-                texts.append(value.text if isinstance(value, Number) else _number_text(value))
+                texts.append(value.text if isinstance(value, Number) else number_text(value))
             else:
                 parts.append(_ordered("n", node.field, node.op, float(value)))
         elif isinstance(value, str):

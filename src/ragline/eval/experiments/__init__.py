@@ -47,7 +47,7 @@ class Workload:
 
 
 def _owners(index: Index) -> dict[str, str]:
-    return {d.id: str(d.metadata.get("doc_id", d.id)) for d in index.documents()}
+    return {d.id: d.document_id for d in index.documents()}
 
 
 def orrin_workload(embedder: str | None = None, chunker: str = DEFAULT_CHUNKER, seed: int | None = None) -> Workload:

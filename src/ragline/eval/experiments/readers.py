@@ -50,7 +50,7 @@ def _rates(outcomes: Sequence[tuple[str, float]]) -> dict[str, Any]:
 
 
 def _hit(doc: Any, rank: int) -> Hit:
-    return Hit(doc.id, 1.0 / rank, rank, doc.title, doc.text, dict(doc.metadata))
+    return Hit(doc.id, 1.0 / rank, rank, doc.title, doc.text, dict(doc.metadata), doc.parent)
 
 
 def dataset_corpus(path: str, embedder: str | None, limit: int | None = None) -> tuple[Any, Any]:
@@ -158,7 +158,7 @@ def run(
         recall, em, em_found = [], [], []
         for q in questions:
             hits = rankings[sweep_retriever][q.id][:k]
-            found = set(q.gold_doc_ids) <= {str(h.metadata.get("doc_id", h.doc_id)) for h in hits}
+            found = set(q.gold_doc_ids) <= {h.document_id for h in hits}
             value = em_of(reader(k).read(q.text, build_context(hits, BUDGET)), q)
             recall.append((q.type, float(found)))
             em.append((q.type, value))

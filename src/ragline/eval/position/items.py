@@ -80,7 +80,7 @@ def _squash(text: str) -> str:
 
 
 def _hit(chunk: Document, rank: int = 1, score: float = 0.0) -> Hit:
-    return Hit(chunk.id, score, rank, chunk.title, chunk.text, chunk.metadata)
+    return Hit(chunk.id, score, rank, chunk.title, chunk.text, chunk.metadata, chunk.parent)
 
 
 def _readable(hit: Hit, question: Question) -> bool:
@@ -107,7 +107,7 @@ class _Chunks:
     def __init__(self, index: Index) -> None:
         self.by_doc: dict[str, list[Document]] = defaultdict(list)
         for chunk in index.documents():
-            self.by_doc[str(chunk.metadata.get("doc_id") or chunk.id)].append(chunk)
+            self.by_doc[chunk.document_id].append(chunk)
         for chunks in self.by_doc.values():
             chunks.sort(key=lambda c: int(c.metadata.get("start", 0)))
 
