@@ -16,7 +16,7 @@ from ragline import __version__
 from ragline.errors import RaglineError
 from ragline.progress import stderr
 
-COMMANDS = ("index", "search", "info", "evaluate", "ask", "corpus", "experiment")
+COMMANDS = ("index", "search", "info", "evaluate", "ask", "corpus", "experiment", "train")
 
 EXAMPLES = """\
 examples:
