@@ -216,10 +216,6 @@ def train_reranker(
         if state["step"] % settings.eval_every == 0 or state["step"] == total:
             figure = dev_ndcg(scorer, dataset, index, dev_candidates)
             state["dev"].append({"step": state["step"], "ndcg@10": figure})
-            log(
-                f"step {state['step']}/{total}: loss {np.mean(state['losses'][-settings.eval_every :]):.4f}, "
-                f"dev nDCG@10 {figure:.4f}"
-            )
             if figure > state["best"]:
                 state.update(best=figure, best_step=state["step"], stale=0)
                 _save_best(model, tokenizer, partial)
@@ -227,6 +223,10 @@ def train_reranker(
                 state["stale"] += 1
             state["seconds_before"] = time.perf_counter() - started + resumed_seconds
             _checkpoint(partial, settings, state, model, optimizer, schedule)
+            log(  # after the checkpoint: a run stopped from here on resumes at this step
+                f"step {state['step']}/{total}: loss {np.mean(state['losses'][-settings.eval_every :]):.4f}, "
+                f"dev nDCG@10 {figure:.4f}"
+            )
             if state["stale"] >= settings.patience:
                 log(f"no dev gain in {settings.patience} evaluations: stopping at step {state['step']}")
                 break
