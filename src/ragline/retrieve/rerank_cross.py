@@ -78,6 +78,16 @@ def score_pairs(encoder: Any, query: str, passages: Sequence[str], batch_size: i
     return np.asarray(scores, dtype=np.float32).reshape(-1)
 
 
+def interpolated(cross: Sequence[float], first: Sequence[float], weight: float) -> np.ndarray:
+    """``weight * z(cross) + (1 - weight) * z(first)`` over one query's candidates; ``cross`` when weight is 1."""
+    if weight >= 1.0:
+        return np.asarray(cross, dtype=np.float64)
+    keys = [str(i) for i in range(len(cross))]
+    runs = [dict(zip(keys, map(float, cross))), dict(zip(keys, map(float, first)))]
+    mixed = z_score_fusion(runs, weights=[weight, 1.0 - weight])
+    return np.array([mixed[key] for key in keys])
+
+
 @register("reranker", "cross")
 class CrossEncoderReranker:
     """A cross-encoder over the candidates (model=trained:NAME, a folder or hub id; batch_size, max_length)."""
@@ -105,16 +115,7 @@ class CrossEncoderReranker:
     def rerank(self, query: str, hits: list[Hit], k: int) -> list[Hit]:
         if not hits:
             return []
-        cross = self.scores(query, hits)
-        keys = [str(i) for i in range(len(hits))]
-        if self.interpolate < 1.0:
-            mixed = z_score_fusion(
-                [dict(zip(keys, cross.tolist())), {key: hit.score for key, hit in zip(keys, hits)}],
-                weights=[self.interpolate, 1.0 - self.interpolate],
-            )
-            final = np.array([mixed[key] for key in keys])
-        else:
-            final = cross.astype(np.float64)
+        final = interpolated(self.scores(query, hits), [hit.score for hit in hits], self.interpolate)
         order = sorted(range(len(hits)), key=lambda i: (-final[i], hits[i].rank))[:k]
         return [replace(hits[i], score=float(final[i]), rank=rank) for rank, i in enumerate(order, start=1)]
 

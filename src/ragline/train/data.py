@@ -44,6 +44,16 @@ def split_dev(query_ids: list[str], dev_fraction: float, seed: int, min_dev: int
     return sorted(ids[n_dev:]), sorted(ids[:n_dev])
 
 
+def train_dev_split(
+    dataset: Dataset, dev_fraction: float, seed: int, max_queries: int | None = None
+) -> tuple[list[str], list[str]]:
+    """The train and dev query ids of a training run: judged queries with a positive, optionally capped."""
+    judged = [q for q in sorted(dataset.judged_queries) if any(g > 0 for g in dataset.qrels[q].values())]
+    if max_queries is not None:
+        judged = sorted(random.Random(seed).sample(judged, min(max_queries, len(judged))))
+    return split_dev(judged, dev_fraction, seed)
+
+
 def positives_of(judgments: Mapping[str, int]) -> tuple[str, ...]:
     return tuple(sorted(doc_id for doc_id, grade in judgments.items() if grade > 0))
 

@@ -33,7 +33,7 @@ import numpy as np
 from ragline.errors import ConfigError, ModelError
 from ragline.eval.datasets import Dataset, load_beir
 from ragline.eval.metrics import evaluate, mean_scores
-from ragline.train.data import Example, candidate_lists, mine_examples, split_dev
+from ragline.train.data import Example, candidate_lists, mine_examples, train_dev_split
 from ragline.train.models import CARD_FILE, resolve_model, trained_path
 
 Log = Callable[[str], None]
@@ -146,10 +146,7 @@ def train_reranker(
     folder = trained_path(name)
     partial = folder.with_name(folder.name + ".partial")
     dataset = load_beir(dataset_path, settings.split)
-    judged = [q for q in sorted(dataset.judged_queries) if any(g > 0 for g in dataset.qrels[q].values())]
-    if settings.max_queries is not None:
-        judged = sorted(random.Random(settings.seed).sample(judged, min(settings.max_queries, len(judged))))
-    train_ids, dev_ids = split_dev(judged, settings.dev_fraction, settings.seed)
+    train_ids, dev_ids = train_dev_split(dataset, settings.dev_fraction, settings.seed, settings.max_queries)
     embed = needs_embeddings(settings.negatives_from)
     index = build_index(dataset.corpus, IngestConfig(), IndexSettings(embedder="minilm" if embed else None))
     first = build_retriever(settings.negatives_from, index)
