@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ragline.components import build
+from ragline.components import build, spec_of
 from ragline.errors import ConfigError
 from ragline.eval.datasets import load_beir
 from ragline.index.store import IndexSettings
@@ -84,3 +84,16 @@ def test_the_reranked_config_names_both_stages(setup, tmp_path: Path):
     config = build("retriever", f'reranked:first=bm25,reranker="{RERANKER}",depth=7', index=index).config()
     assert config["first"]["name"] == "bm25" and config["depth"] == 7
     assert config["reranker"]["model"] == "trained:tiny" and config["reranker"]["model_id"].startswith("tiny@")
+
+
+def test_the_shipped_scifact_pipeline_parses_and_asks_for_its_training(setup, tmp_path: Path, monkeypatch):
+    from ragline.config import load_config
+    from ragline.errors import ModelError
+
+    dataset, index = setup
+    config = load_config(Path(__file__).resolve().parents[2] / "pipelines" / "scifact-best.toml")
+    name, params = spec_of(config.retrieve.retriever)
+    assert name == "reranked" and spec_of(params["reranker"])[1]["model"] == "trained:scifact"
+    monkeypatch.setenv("RAGLINE_CACHE", str(tmp_path))  # no model trained there
+    with pytest.raises(ModelError, match="ragline train reranker DATASET --name scifact"):
+        build("retriever", {**params, "name": name, "first": "bm25"}, index=index)
