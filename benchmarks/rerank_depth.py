@@ -48,6 +48,7 @@ def main() -> int:
     p.add_argument("--first", default="hybrid", help="first-stage retriever spec (hybrid)")
     p.add_argument("--model", default="trained:scifact")
     p.add_argument("--max-length", type=int, default=192)
+    p.add_argument("--reranker", help="any reranker spec with a scores(query, hits) method, e.g. maxsim")
     p.add_argument("--depths", default="10,20,50,100")
     p.add_argument("--weights", default="1.0,0.7,0.5", help="interpolation weights of the cross-encoder")
     p.add_argument("--sample", type=int, help="a seeded sample of this many queries (default: all)")
@@ -91,14 +92,14 @@ def main() -> int:
         print(json.dumps(out))
         return 0
 
-    reranker = build("reranker", f"cross:model={args.model},max_length={args.max_length}")
+    reranker = build("reranker", args.reranker or f"cross:model={args.model},max_length={args.max_length}")
     deepest = depths[-1]
     cross: dict[str, np.ndarray] = {}
     top: dict[str, list[tuple[str, float]]] = {}
     started = time.perf_counter()
     for i, (qid, text) in enumerate(queries.items()):
         top[qid] = list(first_run[qid].items())[:deepest]
-        cross[qid] = reranker.scores(text, hits_for(index, top[qid]))
+        cross[qid] = np.asarray(reranker.scores(text, hits_for(index, top[qid])), dtype=np.float64)
         if i % 25 == 0:
             print(f"scored {i}/{len(queries)} queries", file=sys.stderr, flush=True)
     scoring_seconds = time.perf_counter() - started
@@ -143,6 +144,7 @@ def main() -> int:
         latency_queries=len(sample),
         threads=args.threads,
         scoring_seconds=round(scoring_seconds, 1),
+        stored_bytes=reranker.stored_bytes() if hasattr(reranker, "stored_bytes") else None,
     )
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"rerank_depth_{args.tag}.json").write_text(json.dumps(out, indent=1) + "\n")
