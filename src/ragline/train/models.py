@@ -1,0 +1,63 @@
+"""Where trained models live, and how a config names one: ``trained:NAME`` is ``$RAGLINE_CACHE/models/NAME``.
+
+A trained model is a folder holding the weights, the tokenizer and ``card.json`` (what it was trained on,
+the steps, the loss, the dev figures, the commit). A name that no folder holds is an error that says which
+command trains it; any other model string is a packaged name (``minilm``), a local folder or a hub id.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from ragline.errors import ConfigError, ModelError
+from ragline.paths import cache_root
+
+TRAINED_PREFIX = "trained:"
+CARD_FILE = "card.json"
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def models_root() -> Path:
+    return cache_root() / "models"
+
+
+def check_name(name: str) -> str:
+    """``name`` when it can name a model folder (letters, digits, ``.``, ``_``, ``-``); ConfigError if not."""
+    if not _NAME.match(name or ""):
+        raise ConfigError(f"model name {name!r}: use letters, digits, '.', '_' and '-' only (e.g. scifact)")
+    return name
+
+
+def trained_path(name: str) -> Path:
+    return models_root() / check_name(name)
+
+
+def read_card(folder: str | Path) -> dict[str, Any]:
+    path = Path(folder) / CARD_FILE
+    if not path.is_file():
+        return {}
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def resolve_model(model: str, kind: str = "reranker") -> str:
+    """The folder or hub id that ``model`` names; ``trained:NAME`` must be a trained model of ``kind``."""
+    if not model.startswith(TRAINED_PREFIX):
+        if model.lower() in ("minilm", "all-minilm-l6-v2"):
+            from ragline.models.registry import resolve_embedder
+
+            return resolve_embedder(model).path
+        return model
+    name = model[len(TRAINED_PREFIX) :]
+    folder = trained_path(name)
+    if not (folder / CARD_FILE).is_file():
+        raise ModelError(
+            f"no trained {kind} {name!r}: {folder} holds no {CARD_FILE}; train it with "
+            f"`ragline train {kind} DATASET --name {name}` (e.g. DATASET = ../shared/bench/scifact)"
+        )
+    card_kind = read_card(folder).get("kind")
+    if card_kind and card_kind != kind:
+        raise ModelError(f"trained model {name!r} at {folder} is a {card_kind}, not a {kind}; name a {kind}")
+    return str(folder)

@@ -1,0 +1,31 @@
+"""``ragline train reranker``: trains, prints the card, and keeps a model already trained the same way."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ragline.cli import main
+from train.tiny_beir import write_tiny_beir
+
+pytest.importorskip("sentence_transformers")
+
+
+def test_train_reranker_then_again_keeps_the_model(tmp_path: Path, monkeypatch, capsys):
+    monkeypatch.setenv("RAGLINE_CACHE", str(tmp_path / "cache"))
+    folder = write_tiny_beir(tmp_path / "tiny")
+    argv = ["train", "reranker", str(folder), "--name", "tiny", "--max-steps", "2", "--negatives", "2", "--mine-depth",
+            "5", "--dev-fraction", "0.25", "--dev-depth", "3", "--max-length", "48", "--output", "json"]  # fmt: skip
+    assert main(argv) == 0
+    card = json.loads(capsys.readouterr().out)
+    assert card["kind"] == "reranker" and card["steps"] == 2 and card["settings"]["negatives"] == 2
+    weights = tmp_path / "cache" / "models" / "tiny" / "model.safetensors"
+    written = weights.stat().st_mtime_ns
+    assert main(argv) == 0
+    out = capsys.readouterr()
+    assert "up to date" in out.err and json.loads(out.out) == card
+    assert weights.stat().st_mtime_ns == written  # not trained again
+    assert main(["train", "reranker", str(folder), "--name", "../x"]) == 2
+    assert "model name" in capsys.readouterr().err
