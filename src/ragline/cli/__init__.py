@@ -16,7 +16,9 @@ from ragline import __version__
 from ragline.errors import RaglineError
 from ragline.progress import stderr
 
-COMMANDS = ("index", "search", "info", "status", "evaluate", "ask", "corpus", "experiment", "explain", "serve", "keys")
+COMMANDS = (
+    "index", "search", "info", "status", "evaluate", "ask", "corpus", "experiment", "explain", "serve", "keys", "doctor",
+)
 
 EXAMPLES = """\
 examples:
