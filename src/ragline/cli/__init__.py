@@ -17,7 +17,8 @@ from ragline.errors import RaglineError
 from ragline.progress import stderr
 
 COMMANDS = (
-    "index", "search", "info", "status", "evaluate", "ask", "corpus", "experiment", "explain", "serve", "keys", "doctor",
+    "index", "search", "info", "status", "evaluate", "ask", "corpus", "experiment", "explain", "serve", "keys",
+    "doctor",
 )
 
 EXAMPLES = """\

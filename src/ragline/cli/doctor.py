@@ -17,12 +17,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="probe the failure modes of RAG (recall ceiling, stale index, leaks, ...) on a pipeline config",
         description="Each probe measures the unfixed and the fixed arm on the same questions and judges the "
         "configured pipeline with a confidence interval. Exits 0 once every probe ran (--fail-on-flag: 1 when "
-        "any flags). This is the only command that runs [retrieve] filter = \"after\".",
+        'any flags). This is the only command that runs [retrieve] filter = "after".',
     )
-    p.add_argument("--config", metavar="FILE|NAME", default=DEFAULT_CONFIG,
-                   help=f"pipeline config under examination (default: {DEFAULT_CONFIG})")  # fmt: skip
-    p.add_argument("--probes", metavar="FILE", help="probe file: questions, gold documents, principals "
-                   "(default: the built-in Orrin Grid one)")  # fmt: skip
+    p.add_argument(
+        "--config",
+        metavar="FILE|NAME",
+        default=DEFAULT_CONFIG,
+        help=f"pipeline config under examination (default: {DEFAULT_CONFIG})",
+    )
+    p.add_argument(
+        "--probes",
+        metavar="FILE",
+        help="probe file: questions, gold documents, principals (default: the built-in Orrin Grid one)",
+    )
     p.add_argument("--only", metavar="NAMES", help="comma-separated probe names (default: all)")
     p.add_argument("--markdown", metavar="FILE", help="write the Markdown report here")
     p.add_argument("--html", metavar="FILE", help="write the self-contained HTML report (with plots) here")
@@ -40,8 +47,12 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     config = load_config(args.config)  # any filter placement: the doctor measures the unsafe one too
     probes = load_probe_file(args.probes)
     wanted = {n.strip() for n in args.only.split(",")} if args.only else None
-    result = run_doctor(config, probes, log=lambda s: stderr.print(s, markup=False),
-                        only=None if wanted is None else wanted.__contains__)  # fmt: skip
+    result = run_doctor(
+        config,
+        probes,
+        log=lambda s: stderr.print(s, markup=False),
+        only=None if wanted is None else wanted.__contains__,
+    )
     if args.markdown:
         Path(args.markdown).write_text(markdown(result), encoding="utf-8")
     if args.html:

@@ -43,8 +43,16 @@ class ProbeResult:
         return cls(name, verdict.status, figure, fix, rule=verdict.rule, **rest)
 
     def to_dict(self) -> dict[str, Any]:
-        out = {"name": self.name, "status": self.status, "figure": self.figure, "fix": self.fix, "rule": self.rule,
-               "arms": self.arms, "plot": self.plot, "seconds": round(self.seconds, 1)}  # fmt: skip
+        out = {
+            "name": self.name,
+            "status": self.status,
+            "figure": self.figure,
+            "fix": self.fix,
+            "rule": self.rule,
+            "arms": self.arms,
+            "plot": self.plot,
+            "seconds": round(self.seconds, 1),
+        }
         if self.reason:
             out["reason"] = self.reason
         return out
@@ -155,18 +163,34 @@ def scores(graded: dict[str, str], outcome: str = "correct") -> dict[str, float]
     return {qid: float(o == outcome) for qid, o in graded.items()}
 
 
-def compared(name: str, fix: str, what: str, unfixed: dict[str, str], fixed: dict[str, str],
-             configured: dict[str, str], started: float, outcome: str = "correct", extra: Any = None) -> ProbeResult:
+def compared(
+    name: str,
+    fix: str,
+    what: str,
+    unfixed: dict[str, str],
+    fixed: dict[str, str],
+    configured: dict[str, str],
+    started: float,
+    outcome: str = "correct",
+    extra: Any = None,
+) -> ProbeResult:
     """A quality probe's row: ``paired_rule`` on ``outcome`` (1 good), the three arms' rates, a bar plot."""
     from ragline.doctor.rules import paired_rule
 
-    arms = {arm: {o: rate(scores(g, o)) for o in ("correct", "wrong", "abstained")} | {"n": len(g)}
-            for arm, g in (("unfixed", unfixed), ("fixed", fixed), ("configured", configured))}  # fmt: skip
+    arms = {
+        arm: {o: rate(scores(g, o)) for o in ("correct", "wrong", "abstained")} | {"n": len(g)}
+        for arm, g in (("unfixed", unfixed), ("fixed", fixed), ("configured", configured))
+    }
     verdict = paired_rule(scores(fixed, outcome), scores(configured, outcome))
     series = {o: [arms[a][o] for a in ("unfixed", "configured", "fixed")] for o in ("correct", "wrong", "abstained")}
-    result = ProbeResult.judged(name, verdict, f"{what}: {rate(scores(configured, outcome))} correct, "
-                                f"{rate(scores(configured, 'wrong'))} wrong", fix, arms=arms,
-                                plot={"title": what, "labels": ["unfixed", "configured", "fixed"], "series": series})  # fmt: skip
+    result = ProbeResult.judged(
+        name,
+        verdict,
+        f"{what}: {rate(scores(configured, outcome))} correct, {rate(scores(configured, 'wrong'))} wrong",
+        fix,
+        arms=arms,
+        plot={"title": what, "labels": ["unfixed", "configured", "fixed"], "series": series},
+    )
     if extra:
         result.arms["configured"].update(extra)
     result.seconds = time.perf_counter() - started

@@ -14,7 +14,7 @@ import time
 from ragline.doctor.base import DoctorRun, ProbeResult, cannot_run, compared, document_of, filter_of, grade
 
 NAME = "conflicting evidence"
-FIX = "version handling: [retrieve] versions = \"current\" (change questions read both versions)"
+FIX = 'version handling: [retrieve] versions = "current" (change questions read both versions)'
 
 
 def _outcomes(pipeline, questions):  # type: ignore[no-untyped-def]
@@ -22,7 +22,9 @@ def _outcomes(pipeline, questions):  # type: ignore[no-untyped-def]
     for q in questions:
         answer, context = pipeline.answer(q.text, filter_of(q))
         if q.type == "change":  # right when it cites every version it compares
-            cited = {document_of(s.hit) for s in context.sources if s.hit.doc_id in {c.chunk_id for c in answer.citations}}
+            cited = {
+                document_of(s.hit) for s in context.sources if s.hit.doc_id in {c.chunk_id for c in answer.citations}
+            }
             out[q.id] = "correct" if set(q.gold_doc_ids) <= cited else "abstained" if answer.abstained else "wrong"
         else:
             out[q.id] = grade(q, answer, context)
@@ -37,5 +39,13 @@ def run(r: DoctorRun) -> ProbeResult:
     unfixed = _outcomes(r.pipeline(retrieve={"versions": "all"}), questions)
     fixed = _outcomes(r.pipeline(retrieve={"versions": "current"}), questions)
     configured = _outcomes(r.pipeline(), questions)
-    return compared(NAME, FIX, "version and change questions", unfixed, fixed, configured, started,
-                    extra={"versions": r.config.retrieve.versions})
+    return compared(
+        NAME,
+        FIX,
+        "version and change questions",
+        unfixed,
+        fixed,
+        configured,
+        started,
+        extra={"versions": r.config.retrieve.versions},
+    )

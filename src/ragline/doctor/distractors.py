@@ -30,7 +30,9 @@ def run(r: DoctorRun) -> ProbeResult:
     result = compared(NAME, FIX, "near-duplicate questions", unfixed, fixed, configured, started)
     from ragline.doctor.rules import paired_rule
 
-    verdict = paired_rule({q: float(o != "wrong") for q, o in fixed.items()}, {q: float(o == "correct") for q, o in good.items()})
+    verdict = paired_rule(
+        {q: float(o != "wrong") for q, o in fixed.items()}, {q: float(o == "correct") for q, o in good.items()}
+    )
     result.status, result.rule = verdict.status, "not wrong (correct or abstained): " + verdict.rule
     result.figure = f"{result.arms['configured']['wrong']} wrong, {result.arms['configured']['abstained']} abstained"
     return result

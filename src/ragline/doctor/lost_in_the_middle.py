@@ -16,7 +16,7 @@ from ragline.doctor.base import DoctorRun, ProbeResult, cannot_run, grade
 from ragline.doctor.rules import paired_rule
 
 NAME = "lost in the middle"
-FIX = "best sources at the ends of the context ([order] order = \"ends\")"
+FIX = 'best sources at the ends of the context ([order] order = "ends")'
 
 
 def run(r: DoctorRun) -> ProbeResult:
@@ -35,22 +35,34 @@ def run(r: DoctorRun) -> ProbeResult:
         return cannot_run(NAME, FIX, "no question has a whole gold chunk and enough distractors in this index")
     curve = []
     for p in range(1, k + 1):
-        right = [grade(i.question, reader.read(i.question.text, c := position_context(i, p)), c) == "correct" for i in items]
+        right = [
+            grade(i.question, reader.read(i.question.text, c := position_context(i, p)), c) == "correct" for i in items
+        ]
         curve.append(round(sum(right) / len(right), 3))
     arms: dict[str, dict[str, float]] = {}
     for arm, order in (("unfixed", "rank"), ("fixed", "ends"), ("configured", r.config.order.order)):
         arms[arm] = {}
         for item in ordered:
             context = ordering_context(item, order)  # type: ignore[arg-type]
-            arms[arm][item.question.id] = float(grade(item.question, reader.read(item.question.text, context), context) == "correct")
+            arms[arm][item.question.id] = float(
+                grade(item.question, reader.read(item.question.text, context), context) == "correct"
+            )
     verdict = paired_rule(arms["fixed"], arms["configured"])
     figures = {a: {"correct": round(sum(v.values()) / len(v), 3), "n": len(v)} for a, v in arms.items()}
-    figures["configured"].update({"order": r.config.order.order, "reader": reader.name,
-                                  "accuracy_by_position": curve, "n_positions": len(items)})  # fmt: skip
+    figures["configured"].update(
+        {"order": r.config.order.order, "reader": reader.name, "accuracy_by_position": curve, "n_positions": len(items)}
+    )
     middle = min(curve[1:-1]) if k > 2 else curve[-1]
     return ProbeResult.judged(
-        NAME, verdict, f"accuracy {curve[0]} at position 1, {middle} in the middle ({reader.name} reader)", FIX,
-        arms=figures, seconds=time.perf_counter() - started,
-        plot={"title": "accuracy by gold position", "labels": [str(p) for p in range(1, k + 1)],
-              "series": {"accuracy": curve}},
-    )  # fmt: skip
+        NAME,
+        verdict,
+        f"accuracy {curve[0]} at position 1, {middle} in the middle ({reader.name} reader)",
+        FIX,
+        arms=figures,
+        seconds=time.perf_counter() - started,
+        plot={
+            "title": "accuracy by gold position",
+            "labels": [str(p) for p in range(1, k + 1)],
+            "series": {"accuracy": curve},
+        },
+    )

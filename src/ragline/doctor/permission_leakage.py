@@ -16,7 +16,7 @@ from ragline.doctor.unsafe import AfterTopK, admits
 from ragline.index.filters import parse_filter
 
 NAME = "permission leakage"
-FIX = "the ACL filter inside retrieval ([retrieve] filter = \"inside\")"
+FIX = 'the ACL filter inside retrieval ([retrieve] filter = "inside")'
 
 
 def _leaks(question, hits, answer, flt) -> bool:  # type: ignore[no-untyped-def]
@@ -47,9 +47,17 @@ def run(r: DoctorRun) -> ProbeResult:
     arms = {arm: {"leak_rate": round(v / n, 3), "n": n} for arm, v in leaked.items()}
     arms["configured"] = {"leak_rate": round(configured / n, 3), "n": n, "filter": r.config.retrieve.filter}
     return ProbeResult.judged(
-        NAME, rate_rule(configured, n), f"{configured}/{n} restricted questions leak to the reranker or reader", FIX,
-        arms=arms, seconds=time.perf_counter() - started,
-        plot={"title": "questions with restricted text past the filter", "labels": ["unfixed", "configured", "fixed"],
-              "series": {"rate": [arms["unfixed"]["leak_rate"], arms["configured"]["leak_rate"],
-                                  arms["fixed"]["leak_rate"]]}},
-    )  # fmt: skip
+        NAME,
+        rate_rule(configured, n),
+        f"{configured}/{n} restricted questions leak to the reranker or reader",
+        FIX,
+        arms=arms,
+        seconds=time.perf_counter() - started,
+        plot={
+            "title": "questions with restricted text past the filter",
+            "labels": ["unfixed", "configured", "fixed"],
+            "series": {
+                "rate": [arms["unfixed"]["leak_rate"], arms["configured"]["leak_rate"], arms["fixed"]["leak_rate"]]
+            },
+        },
+    )

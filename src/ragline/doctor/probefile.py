@@ -41,8 +41,19 @@ from ragline.corpora.base import Question
 from ragline.errors import ConfigError
 
 BUILTIN = "orrin"
-_QUESTION_KEYS = {"id", "text", "answer", "aliases", "gold", "type", "groups", "as", "forbidden", "distractors",
-                  "expected_abstain"}  # fmt: skip
+_QUESTION_KEYS = {
+    "id",
+    "text",
+    "answer",
+    "aliases",
+    "gold",
+    "type",
+    "groups",
+    "as",
+    "forbidden",
+    "distractors",
+    "expected_abstain",
+}
 
 
 @dataclass
@@ -69,7 +80,9 @@ def load_probe_file(path: str | Path | None = None) -> ProbeFile:
     """The probe file at ``path`` (None: the built-in Orrin one), its corpus's questions included."""
     source = Path(path) if path is not None else builtin_probe_path()
     if not source.is_file():
-        raise ConfigError(f"no probe file {source}: give a TOML file with [[question]] tables (see `ragline doctor -h`)")
+        raise ConfigError(
+            f"no probe file {source}: give a TOML file with [[question]] tables (see `ragline doctor -h`)"
+        )
     try:
         raw = source.read_text(encoding="utf-8")
         data = json.loads(raw) if source.suffix == ".json" else tomllib.loads(raw)
@@ -85,7 +98,7 @@ def parse_probe_file(data: dict[str, Any], source: Path) -> ProbeFile:
         raise ConfigError(f"probe file {where}: unknown key(s) {', '.join(unknown)}")
     corpus, documents = data.get("corpus"), data.get("documents")
     if (corpus is None) == (documents is None):
-        raise ConfigError(f"probe file {where}: give exactly one of corpus = \"{BUILTIN}\" or documents = \"FOLDER\"")
+        raise ConfigError(f'probe file {where}: give exactly one of corpus = "{BUILTIN}" or documents = "FOLDER"')
     if corpus is not None and corpus != BUILTIN:
         raise ConfigError(f"probe file {where}: corpus = {corpus!r}; the built-in corpus is {BUILTIN!r}")
     principals = {str(u): [str(g) for g in gs] for u, gs in (data.get("principals") or {}).items()}
@@ -120,8 +133,14 @@ def _question(entry: Any, principals: dict[str, list[str]], where: str) -> Quest
     forbidden = [str(d) for d in entry.get("forbidden", [])]
     abstain = bool(entry.get("expected_abstain", bool(forbidden) and not entry.get("gold")))
     return Question(
-        id=entry["id"], text=entry["text"], type=entry["type"], answer=str(entry.get("answer", "")),
-        aliases=[str(a) for a in entry.get("aliases", [])], gold_doc_ids=[str(d) for d in entry.get("gold", [])],
-        user_groups=groups, expected_abstain=abstain, distractor_answers=[str(d) for d in entry.get("distractors", [])],
+        id=entry["id"],
+        text=entry["text"],
+        type=entry["type"],
+        answer=str(entry.get("answer", "")),
+        aliases=[str(a) for a in entry.get("aliases", [])],
+        gold_doc_ids=[str(d) for d in entry.get("gold", [])],
+        user_groups=groups,
+        expected_abstain=abstain,
+        distractor_answers=[str(d) for d in entry.get("distractors", [])],
         forbidden_doc_ids=forbidden,
-    )  # fmt: skip
+    )

@@ -15,7 +15,7 @@ from ragline.doctor.base import DoctorRun, ProbeResult, cannot_run, filter_of, g
 from ragline.doctor.rules import rate_rule
 
 NAME = "prompt injection"
-FIX = "the injection firewall before the reader ([guard] guard = \"firewall:policy=redact\")"
+FIX = 'the injection firewall before the reader ([guard] guard = "firewall:policy=redact")'
 
 
 def _hijacked(pipeline, questions):  # type: ignore[no-untyped-def]
@@ -46,8 +46,15 @@ def run(r: DoctorRun) -> ProbeResult:
         arms["configured"]["reader"] = "extractive (the configured LLM reader is not run by this probe)"
     h = arms["configured"]["hijacks"]
     return ProbeResult.judged(
-        NAME, rate_rule(h, n), f"{h}/{n} answers carry the planted claim", FIX, arms=arms,
+        NAME,
+        rate_rule(h, n),
+        f"{h}/{n} answers carry the planted claim",
+        FIX,
+        arms=arms,
         seconds=time.perf_counter() - started,
-        plot={"title": "hijacked answers", "labels": ["unfixed", "configured", "fixed"],
-              "series": {"rate": [arms[a]["hijacked"] for a in ("unfixed", "configured", "fixed")]}},
-    )  # fmt: skip
+        plot={
+            "title": "hijacked answers",
+            "labels": ["unfixed", "configured", "fixed"],
+            "series": {"rate": [arms[a]["hijacked"] for a in ("unfixed", "configured", "fixed")]},
+        },
+    )

@@ -42,10 +42,15 @@ def run(r: DoctorRun) -> ProbeResult:
     figures = {arm: {f"hit@{k}": rate(values), "n": len(values)} for arm, values in arms.items()}
     figures["configured"][f"recall@{DEPTH} (first stage)"] = rate(ceiling)
     return ProbeResult.judged(
-        NAME, verdict,
-        f"Hit@{k} {rate(arms['configured'])} under a first-stage Recall@{DEPTH} of {rate(ceiling)}", fix,
-        arms=figures, seconds=time.perf_counter() - started,
-        plot={"title": f"Hit@{k} by arm (first-stage Recall@{DEPTH} = ceiling)",
-              "labels": ["unfixed", "configured", "fixed", f"ceiling R@{DEPTH}"],
-              "series": {"rate": [rate(arms["unfixed"]), rate(arms["configured"]), rate(arms["fixed"]), rate(ceiling)]}},
-    )  # fmt: skip
+        NAME,
+        verdict,
+        f"Hit@{k} {rate(arms['configured'])} under a first-stage Recall@{DEPTH} of {rate(ceiling)}",
+        fix,
+        arms=figures,
+        seconds=time.perf_counter() - started,
+        plot={
+            "title": f"Hit@{k} by arm (first-stage Recall@{DEPTH} = ceiling)",
+            "labels": ["unfixed", "configured", "fixed", f"ceiling R@{DEPTH}"],
+            "series": {"rate": [rate(arms["unfixed"]), rate(arms["configured"]), rate(arms["fixed"]), rate(ceiling)]},
+        },
+    )

@@ -38,6 +38,8 @@ def wilson(failures: int, n: int, z: float = Z) -> tuple[float, float]:
     """The Wilson score interval of ``failures / n`` (0, 1 for n = 0)."""
     if n == 0:
         return 0.0, 1.0
+    if failures == 0:  # exactly 0 (the formula leaves a rounding residue above it)
+        return 0.0, z * z / (n + z * z)
     p = failures / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
@@ -48,8 +50,10 @@ def rate_rule(failures: int, n: int, tolerance: float = 0.0) -> Verdict:
     """Flag when the 95% Wilson interval of the failure rate lies wholly above ``tolerance``."""
     low, high = wilson(failures, n)
     status = "flag" if n and low > tolerance else "pass"
-    return Verdict(status, f"{failures}/{n} failures, 95% Wilson CI [{low:.2f}, {high:.2f}]; "
-                           f"flag when the CI lies above {tolerance:g}")  # fmt: skip
+    return Verdict(
+        status,
+        f"{failures}/{n} failures, 95% Wilson CI [{low:.2f}, {high:.2f}]; flag when the CI lies above {tolerance:g}",
+    )
 
 
 def paired_rule(fixed: Mapping[str, float], configured: Mapping[str, float], seed: int = 0) -> Verdict:
@@ -66,5 +70,8 @@ def paired_rule(fixed: Mapping[str, float], configured: Mapping[str, float], see
         low, high = bootstrap_ci(a, b, confidence=CONFIDENCE, seed=seed)
     mean = sum(differences) / len(differences)
     status = "flag" if low > 0 else "pass"
-    return Verdict(status, f"fixed - configured = {mean:+.2f} over {len(common)} questions, 95% bootstrap CI "
-                           f"[{low:+.2f}, {high:+.2f}]; flag when the CI lies above 0")  # fmt: skip
+    return Verdict(
+        status,
+        f"fixed - configured = {mean:+.2f} over {len(common)} questions, 95% bootstrap CI "
+        f"[{low:+.2f}, {high:+.2f}]; flag when the CI lies above 0",
+    )

@@ -21,12 +21,21 @@ from ragline.doctor.base import DoctorRun, Log, ProbeResult, cannot_run
 from ragline.doctor.probefile import ProbeFile
 from ragline.errors import RaglineError
 
-PROBES = (recall_ceiling, stale_index, permission_leakage, lost_in_the_middle, distractors,
-          conflicting_evidence, error_accumulation, prompt_injection)  # fmt: skip
+PROBES = (
+    recall_ceiling,
+    stale_index,
+    permission_leakage,
+    lost_in_the_middle,
+    distractors,
+    conflicting_evidence,
+    error_accumulation,
+    prompt_injection,
+)
 
 
-def run_doctor(config: PipelineConfig, probes: ProbeFile, log: Log | None = None,
-               only: Callable[[str], bool] | None = None) -> dict[str, Any]:
+def run_doctor(
+    config: PipelineConfig, probes: ProbeFile, log: Log | None = None, only: Callable[[str], bool] | None = None
+) -> dict[str, Any]:
     """``{"config", "probes": [...], "seconds"}``: every probe's row; one that raises is a flag with its reason."""
     started = time.perf_counter()
     run = DoctorRun(config, probes, log=log)

@@ -28,8 +28,11 @@ def run(r: DoctorRun) -> ProbeResult:
 
     started = time.perf_counter()
     documents = {d.id: d for d in r.documents()}
-    questions = [q for q in r.probes.of_type("literal", "paraphrase")
-                 if len(q.gold_doc_ids) == 1 and q.answer and q.answer in getattr(documents.get(q.gold_doc_ids[0]), "text", "")]  # fmt: skip
+    questions = [
+        q
+        for q in r.probes.of_type("literal", "paraphrase")
+        if len(q.gold_doc_ids) == 1 and q.answer and q.answer in getattr(documents.get(q.gold_doc_ids[0]), "text", "")
+    ]
     questions = questions[:N_QUESTIONS]
     if not questions:
         return cannot_run(NAME, FIX, "no literal or paraphrase question whose answer is written in its gold document")
@@ -57,9 +60,21 @@ def run(r: DoctorRun) -> ProbeResult:
     arms = {arm: {"silent_stale": round(v / n, 3), "n": n} for arm, v in silent.items()}
     arms["configured"] = {"silent_stale": round(configured / n, 3), "n": n, "freshness": r.config.retrieve.freshness}
     return ProbeResult.judged(
-        NAME, rate_rule(configured, n), f"{configured}/{n} answers state an edited value without a warning", FIX,
-        arms=arms, seconds=time.perf_counter() - started,
-        plot={"title": "silent stale answers", "labels": ["unfixed", "configured", "fixed"],
-              "series": {"rate": [arms["unfixed"]["silent_stale"], arms["configured"]["silent_stale"],
-                                  arms["fixed"]["silent_stale"]]}},
-    )  # fmt: skip
+        NAME,
+        rate_rule(configured, n),
+        f"{configured}/{n} answers state an edited value without a warning",
+        FIX,
+        arms=arms,
+        seconds=time.perf_counter() - started,
+        plot={
+            "title": "silent stale answers",
+            "labels": ["unfixed", "configured", "fixed"],
+            "series": {
+                "rate": [
+                    arms["unfixed"]["silent_stale"],
+                    arms["configured"]["silent_stale"],
+                    arms["fixed"]["silent_stale"],
+                ]
+            },
+        },
+    )
