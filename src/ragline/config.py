@@ -30,6 +30,8 @@ from typing import Any
 from ragline.errors import ConfigError
 
 SCHEMA = 1
+FILTER_PLACEMENTS = ("inside", "after")  # "after" is unsafe: only `ragline doctor` runs it
+FRESHNESS_CHECKS = ("check", "off")
 Spec = str | dict[str, Any]  # "bm25:k1=1.2" or {"name": "bm25", "k1": 1.2}
 
 
@@ -70,6 +72,11 @@ class RetrieveStage:
     retriever: Spec = "hybrid"
     k: int = 5  # hits handed on (to the reranker, or to the reader when there is none)
     versions: str = "current"  # current | as-of=DATE | all (ragline.answer.versions)
+    # Where the ACL filter runs: "inside" retrieval (forbidden chunks are never candidates). "after" (the
+    # filter applied to the top-k, so restricted text reaches the reranker and the reader) exists only so
+    # that `ragline doctor` can measure the leak; every other command refuses it (``require_safe``).
+    filter: str = "inside"
+    freshness: str = "check"  # check: report cited sources changed on disk since indexing | off
 
 
 @dataclass(frozen=True)
@@ -188,10 +195,28 @@ def _stage(kind: type, values: Any, where: str) -> Any:
         from ragline.answer.versions import VersionPolicy
 
         given["versions"] = str(VersionPolicy.parse(str(given["versions"])))  # checked here, named in the error
+    for key, allowed in (("filter", FILTER_PLACEMENTS), ("freshness", FRESHNESS_CHECKS)):
+        if key in given and given[key] not in allowed:
+            raise ConfigError(f"{where}: {key} must be one of {', '.join(allowed)}, got {given[key]!r}")
     for key in ("k", "depth", "budget"):
         if key in given and (not isinstance(given[key], int) or isinstance(given[key], bool) or given[key] < 1):
             raise ConfigError(f"{where}: {key} must be a whole number >= 1, got {given[key]!r}")
     return kind(**given)
+
+
+def require_safe(config: PipelineConfig, command: str) -> PipelineConfig:
+    """``config`` unchanged, or ``ConfigError`` when its ACL filter runs after top-k (``[retrieve] filter``).
+
+    Filtering after top-k hands restricted chunks to the reranker and the reader; only ``ragline doctor``
+    builds that arm, to measure the leak. ``command`` names who refuses, for the message.
+    """
+    if config.retrieve.filter != "inside":
+        raise ConfigError(
+            f"pipeline {config.name!r}: [retrieve] filter = {config.retrieve.filter!r} lets restricted chunks "
+            f"reach the reranker and the reader; `ragline {command}` runs only filter = \"inside\" (set it, or "
+            "remove the key). `ragline doctor` measures the unsafe placement"
+        )
+    return config
 
 
 # -- loading -------------------------------------------------------------------------------------------

@@ -212,8 +212,11 @@ def add_config_flag(p: argparse.ArgumentParser, default: str) -> None:
 
 
 def resolve_config(args: argparse.Namespace, base: str | PipelineConfig) -> PipelineConfig:
-    """``--config`` (else ``base``: a shipped pipeline's name or a config), with the flags given applied on top."""
-    from ragline.config import load_config
+    """``--config`` (else ``base``: a shipped pipeline's name or a config), with the flags given applied on top.
+
+    A config whose ACL filter runs after top-k is refused (``require_safe``): only ``ragline doctor`` runs it.
+    """
+    from ragline.config import load_config, require_safe
 
     given = getattr(args, "config", None)
     config = load_config(given) if given else load_config(base) if isinstance(base, str) else base
@@ -229,7 +232,8 @@ def resolve_config(args: argparse.Namespace, base: str | PipelineConfig) -> Pipe
         retrieve["k"] = args.k
     order = {"order": args.order} if _flag(args, "order") else {}
     read = {"reader": args.reader} if _flag(args, "reader") else {}
-    return config.with_overrides(ingest=ingest, index=index, retrieve=retrieve, order=order, read=read)
+    config = config.with_overrides(ingest=ingest, index=index, retrieve=retrieve, order=order, read=read)
+    return require_safe(config, str(getattr(args, "command", None) or "this command"))
 
 
 def _flag(args: argparse.Namespace, name: str) -> Any:

@@ -43,8 +43,11 @@ class Engine:
 
     def __post_init__(self) -> None:
         from ragline.answer.pipeline import RAGPipeline
+        from ragline.config import require_safe
 
-        self.pipeline = RAGPipeline.from_config(self.config, self.index)
+        # The server never filters after top-k (restricted text would reach the reader): refused here too,
+        # whoever builds the engine.
+        self.pipeline = RAGPipeline.from_config(require_safe(self.config, "serve"), self.index)
 
     # -- filters ----------------------------------------------------------------------------------
     @staticmethod

@@ -1,0 +1,65 @@
+"""``ragline doctor``: probe the failure modes of the lecture notes on a pipeline config."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ragline.cli.common import emit_json
+from ragline.progress import stderr
+
+DEFAULT_CONFIG = "recommended"
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "doctor",
+        help="probe the failure modes of RAG (recall ceiling, stale index, leaks, ...) on a pipeline config",
+        description="Each probe measures the unfixed and the fixed arm on the same questions and judges the "
+        "configured pipeline with a confidence interval. Exits 0 once every probe ran (--fail-on-flag: 1 when "
+        'any flags). This is the only command that runs [retrieve] filter = "after".',
+    )
+    p.add_argument(
+        "--config",
+        metavar="FILE|NAME",
+        default=DEFAULT_CONFIG,
+        help=f"pipeline config under examination (default: {DEFAULT_CONFIG})",
+    )
+    p.add_argument(
+        "--probes",
+        metavar="FILE",
+        help="probe file: questions, gold documents, principals (default: the built-in Orrin Grid one)",
+    )
+    p.add_argument("--only", metavar="NAMES", help="comma-separated probe names (default: all)")
+    p.add_argument("--markdown", metavar="FILE", help="write the Markdown report here")
+    p.add_argument("--html", metavar="FILE", help="write the self-contained HTML report (with plots) here")
+    p.add_argument("--output", choices=("table", "json"), default="table", help="json: one line on stdout")
+    p.add_argument("--fail-on-flag", action="store_true", help="exit 1 when any probe flags (for CI)")
+    p.set_defaults(func=cmd_doctor)
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from ragline.config import load_config
+    from ragline.doctor.probefile import load_probe_file
+    from ragline.doctor.report import html_page, markdown
+    from ragline.doctor.runner import run_doctor
+
+    config = load_config(args.config)  # any filter placement: the doctor measures the unsafe one too
+    probes = load_probe_file(args.probes)
+    wanted = {n.strip() for n in args.only.split(",")} if args.only else None
+    result = run_doctor(
+        config,
+        probes,
+        log=lambda s: stderr.print(s, markup=False),
+        only=None if wanted is None else wanted.__contains__,
+    )
+    if args.markdown:
+        Path(args.markdown).write_text(markdown(result), encoding="utf-8")
+    if args.html:
+        Path(args.html).write_text(html_page(result), encoding="utf-8")
+    if args.output == "json":
+        emit_json(result)
+    else:
+        print(markdown(result), end="")
+    flagged = any(p["status"] == "flag" for p in result["probes"])
+    return 1 if args.fail_on_flag and flagged else 0

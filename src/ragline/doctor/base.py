@@ -1,0 +1,197 @@
+"""What every probe shares: the index of the configured pipeline, its variants, and one graded question.
+
+A ``DoctorRun`` holds the pipeline config under examination, the index its ingest and index stages
+build over the probe file's documents, and the probe file. ``pipeline(**overrides)`` builds the
+configured pipeline or a variant of it (one fix switched on or off) over the same index, so every arm
+of a probe answers the same questions from the same chunks.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ragline.config import PipelineConfig
+from ragline.corpora.base import Question
+from ragline.doctor.probefile import ProbeFile
+from ragline.doctor.rules import Verdict
+from ragline.index.filters import acl_filter
+
+Log = Callable[[str], None]
+
+
+@dataclass
+class ProbeResult:
+    """One row of the doctor's table, with the arms behind it."""
+
+    name: str
+    status: str  # pass | flag
+    figure: str  # the configured pipeline's number, in words
+    fix: str  # the fix that helps
+    rule: str = ""
+    arms: dict[str, dict[str, Any]] = field(default_factory=dict)  # unfixed | fixed | configured -> figures
+    plot: dict[str, Any] | None = None  # {"title", "labels", "series": {name: [values]}}
+    reason: str | None = None  # why the probe could not run (status flag)
+    seconds: float = 0.0
+
+    @classmethod
+    def judged(cls, name: str, verdict: Verdict, figure: str, fix: str, **rest: Any) -> ProbeResult:
+        return cls(name, verdict.status, figure, fix, rule=verdict.rule, **rest)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {
+            "name": self.name,
+            "status": self.status,
+            "figure": self.figure,
+            "fix": self.fix,
+            "rule": self.rule,
+            "arms": self.arms,
+            "plot": self.plot,
+            "seconds": round(self.seconds, 1),
+        }
+        if self.reason:
+            out["reason"] = self.reason
+        return out
+
+
+@dataclass
+class DoctorRun:
+    config: PipelineConfig
+    probes: ProbeFile
+    index: Any = None
+    log: Log | None = None
+    work: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="ragline-doctor-")))
+
+    def __post_init__(self) -> None:
+        if self.index is None:
+            self.index = build_index(self.config, self.probes, self.work / "index")
+
+    def say(self, text: str) -> None:
+        if self.log is not None:
+            self.log(text)
+
+    def pipeline(self, reader: bool = True, **stages: dict[str, Any]) -> Any:
+        """The configured pipeline with ``stages`` overridden (``retrieve={"retriever": "hybrid"}``)."""
+        from ragline.answer.pipeline import RAGPipeline
+
+        config = self.config.with_overrides(**stages)
+        return RAGPipeline.from_config(config, self.index, reader=reader)
+
+    @property
+    def has_vectors(self) -> bool:
+        return bool(self.index.settings.embedder)
+
+    def documents(self) -> list[Any]:
+        """The probe file's documents (Orrin's, or the folder's)."""
+        if self.probes.corpus:
+            from ragline.corpora.orrin import DEFAULT_SEED, build_orrin
+
+            return list(build_orrin(self.probes.seed or DEFAULT_SEED).documents)
+        from ragline.freshness import load_source
+
+        return list(load_source(self.probes.documents, max_bytes=50_000_000).documents)
+
+
+def build_index(config: PipelineConfig, probes: ProbeFile, path: Path) -> Any:
+    """The index ``config`` would build over the probe file's documents (Orrin's is cached between runs)."""
+    from ragline.index import Index
+    from ragline.ingest.pipeline import IngestConfig, chunk_documents
+
+    settings = config.index.settings(config.ingest)
+    ingest = IngestConfig(config.ingest.chunker, config.ingest.context)
+    if probes.corpus:
+        from ragline.corpora.builtin import orrin_index
+        from ragline.corpora.orrin import DEFAULT_SEED
+
+        return orrin_index(settings, ingest, probes.seed or DEFAULT_SEED)[0]
+    from ragline.freshness import load_source, record_source
+
+    report = load_source(probes.documents, max_bytes=50_000_000)
+    index = Index.create(path, settings)
+    chunks, vectors = chunk_documents(report.documents, ingest, None)
+    index.add(chunks, vectors)
+    index.commit()
+    record_source(path, probes.documents)
+    return index
+
+
+def filter_of(question: Question) -> Any:
+    """The ACL filter of the user asking ``question``."""
+    return acl_filter(question.user_groups)
+
+
+def document_of(hit: Any) -> str:
+    from ragline.answer.context import document_id
+
+    return document_id(hit)
+
+
+def hit_at(hits: list[Any], gold: list[str]) -> float:
+    """1.0 when a hit belongs to a gold document."""
+    return 1.0 if any(document_of(h) in gold for h in hits) else 0.0
+
+
+def grade(question: Question, answer: Any, context: Any) -> str:
+    """correct | wrong | abstained (an answer counts only if right and cited from a gold document)."""
+    from ragline.eval.answers import grade_question
+
+    return str(grade_question(question, answer, context).outcome)
+
+
+def rate(values: dict[str, float]) -> float | None:
+    return round(sum(values.values()) / len(values), 3) if values else None
+
+
+def cannot_run(name: str, fix: str, reason: str) -> ProbeResult:
+    return ProbeResult(name, "flag", "—", fix, reason=reason, rule="the probe could not run")
+
+
+def outcomes(pipeline: Any, questions: list[Question]) -> dict[str, str]:
+    """Each question's outcome (correct | wrong | abstained) under ``pipeline``, asked as its user."""
+    out = {}
+    for q in questions:
+        answer, context = pipeline.answer(q.text, filter_of(q))
+        out[q.id] = grade(q, answer, context)
+    return out
+
+
+def scores(graded: dict[str, str], outcome: str = "correct") -> dict[str, float]:
+    return {qid: float(o == outcome) for qid, o in graded.items()}
+
+
+def compared(
+    name: str,
+    fix: str,
+    what: str,
+    unfixed: dict[str, str],
+    fixed: dict[str, str],
+    configured: dict[str, str],
+    started: float,
+    outcome: str = "correct",
+    extra: Any = None,
+) -> ProbeResult:
+    """A quality probe's row: ``paired_rule`` on ``outcome`` (1 good), the three arms' rates, a bar plot."""
+    from ragline.doctor.rules import paired_rule
+
+    arms = {
+        arm: {o: rate(scores(g, o)) for o in ("correct", "wrong", "abstained")} | {"n": len(g)}
+        for arm, g in (("unfixed", unfixed), ("fixed", fixed), ("configured", configured))
+    }
+    verdict = paired_rule(scores(fixed, outcome), scores(configured, outcome))
+    series = {o: [arms[a][o] for a in ("unfixed", "configured", "fixed")] for o in ("correct", "wrong", "abstained")}
+    result = ProbeResult.judged(
+        name,
+        verdict,
+        f"{what}: {rate(scores(configured, outcome))} correct, {rate(scores(configured, 'wrong'))} wrong",
+        fix,
+        arms=arms,
+        plot={"title": what, "labels": ["unfixed", "configured", "fixed"], "series": series},
+    )
+    if extra:
+        result.arms["configured"].update(extra)
+    result.seconds = time.perf_counter() - started
+    return result

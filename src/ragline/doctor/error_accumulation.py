@@ -1,0 +1,36 @@
+"""Error accumulation and stopping rules: multi-hop questions, from the agent's traces.
+
+*Unfixed*: the agent with no grader gate (threshold 0: every hop accepted, a wrong first hop carries
+on) and no stopping limit beyond a hard safety cap; *fixed*: the agent of ``pipelines/agent.toml``
+(grader threshold, escalation, retrieval and model-call limits); *configured*: the configured reader
+(single-shot when it is no agent). Figures: accuracy and retrievals per question. Rule: ``paired_rule``
+on correct answers.
+"""
+
+from __future__ import annotations
+
+import time
+
+from ragline.doctor.base import DoctorRun, ProbeResult, cannot_run, compared, outcomes
+
+NAME = "error accumulation + stopping"
+FIX = "the multi-hop agent with a grader gate and stopping limits (pipelines/agent.toml)"
+SAFETY_CAP = {"max_hops": 6, "max_retrievals": 60, "max_model_calls": 60, "max_tokens": 100_000, "max_seconds": 600.0}
+
+
+def _agent(**settings):  # type: ignore[no-untyped-def]
+    from ragline.config import load_config
+
+    base = load_config("agent").read.reader
+    return {**(base if isinstance(base, dict) else {"name": "agent"}), **settings}
+
+
+def run(r: DoctorRun) -> ProbeResult:
+    started = time.perf_counter()
+    questions = r.probes.of_type("multihop")
+    if not questions:
+        return cannot_run(NAME, FIX, "no multihop question in the probe file")
+    unfixed = outcomes(r.pipeline(read={"reader": _agent(threshold=0.0, retries=0, **SAFETY_CAP)}), questions)
+    fixed = outcomes(r.pipeline(read={"reader": _agent()}), questions)
+    configured = outcomes(r.pipeline(), questions)
+    return compared(NAME, FIX, "multi-hop questions", unfixed, fixed, configured, started)

@@ -1,0 +1,146 @@
+"""The probe file: the questions, gold documents and principals the doctor's probes ask.
+
+TOML (or JSON). Either the built-in corpus (``corpus = "orrin"``: its questions, plus the file's own) or a
+folder of documents (``documents = "docs/"``, relative to the file) with questions written for it::
+
+    documents = "docs"
+    [principals]                      # optional: user -> groups, for questions that name `as`
+    intern = ["all"]
+    [[question]]
+    id = "q1"
+    text = "How long must a new employee wait before working remotely?"
+    answer = "3 months"
+    gold = ["policy-remote-work-2026"]            # gold document ids (file stems)
+    type = "version"                              # which probes ask it (see below)
+    distractors = ["6 months"]                    # a wrong value a specific failure produces
+    [[question]]
+    id = "q2"
+    text = "What is the pay band for a team lead?"
+    answer = "$93,000 to $116,000"
+    as = "intern"                                 # or groups = ["all"]
+    forbidden = ["hr-salary-bands"]               # restricted: must never reach the reranker or reader
+    type = "permission"
+
+Types and the probes that ask them: every answerable question (recall ceiling); ``literal``,
+``paraphrase`` (stale index); ``literal``, ``section`` with distractors (distractors); ``permission``
+(permission leakage); ``version`` and ``change`` (conflicting evidence); ``multihop`` (error
+accumulation); ``injection`` (prompt injection); single-document answerable questions (lost in the
+middle). Questions Orrin lacks go in the probe file (``orrin_probes.toml``), never in Orrin's question set.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ragline.corpora.base import Question
+from ragline.errors import ConfigError
+
+BUILTIN = "orrin"
+_QUESTION_KEYS = {
+    "id",
+    "text",
+    "answer",
+    "aliases",
+    "gold",
+    "type",
+    "groups",
+    "as",
+    "forbidden",
+    "distractors",
+    "expected_abstain",
+}
+
+
+@dataclass
+class ProbeFile:
+    where: str
+    corpus: str | None = None  # "orrin": the built-in corpus
+    seed: int | None = None
+    documents: Path | None = None
+    questions: list[Question] = field(default_factory=list)
+    principals: dict[str, list[str]] = field(default_factory=dict)
+
+    def of_type(self, *types: str) -> list[Question]:
+        return [q for q in self.questions if q.type in types]
+
+    def answerable(self) -> list[Question]:
+        return [q for q in self.questions if not q.expected_abstain and q.gold_doc_ids and q.type != "change"]
+
+
+def builtin_probe_path() -> Path:
+    return Path(str(resources.files("ragline.doctor") / "orrin_probes.toml"))
+
+
+def load_probe_file(path: str | Path | None = None) -> ProbeFile:
+    """The probe file at ``path`` (None: the built-in Orrin one), its corpus's questions included."""
+    source = Path(path) if path is not None else builtin_probe_path()
+    if not source.is_file():
+        raise ConfigError(
+            f"no probe file {source}: give a TOML file with [[question]] tables (see `ragline doctor -h`)"
+        )
+    try:
+        raw = source.read_text(encoding="utf-8")
+        data = json.loads(raw) if source.suffix == ".json" else tomllib.loads(raw)
+    except (UnicodeDecodeError, ValueError, tomllib.TOMLDecodeError) as error:
+        raise ConfigError(f"probe file {source}: cannot parse: {error}") from None
+    return parse_probe_file(data, source)
+
+
+def parse_probe_file(data: dict[str, Any], source: Path) -> ProbeFile:
+    where = str(source)
+    unknown = sorted(set(data) - {"corpus", "seed", "documents", "principals", "question", "description"})
+    if unknown:
+        raise ConfigError(f"probe file {where}: unknown key(s) {', '.join(unknown)}")
+    corpus, documents = data.get("corpus"), data.get("documents")
+    if (corpus is None) == (documents is None):
+        raise ConfigError(f'probe file {where}: give exactly one of corpus = "{BUILTIN}" or documents = "FOLDER"')
+    if corpus is not None and corpus != BUILTIN:
+        raise ConfigError(f"probe file {where}: corpus = {corpus!r}; the built-in corpus is {BUILTIN!r}")
+    principals = {str(u): [str(g) for g in gs] for u, gs in (data.get("principals") or {}).items()}
+    probe = ProbeFile(where, corpus=corpus, seed=data.get("seed"), principals=principals)
+    if documents is not None:
+        probe.documents = (source.parent / str(documents)).resolve()
+        if not probe.documents.is_dir():
+            raise ConfigError(f"probe file {where}: documents folder {probe.documents} does not exist")
+    else:
+        from ragline.corpora.orrin import DEFAULT_SEED, build_orrin
+
+        probe.questions.extend(build_orrin(probe.seed or DEFAULT_SEED).questions)
+    for i, entry in enumerate(data.get("question") or [], start=1):
+        probe.questions.append(_question(entry, principals, f"probe file {where}, question {i}"))
+    return probe
+
+
+def _question(entry: Any, principals: dict[str, list[str]], where: str) -> Question:
+    if not isinstance(entry, dict):
+        raise ConfigError(f"{where}: expected a table with id, text, answer, gold, type")
+    unknown = sorted(set(entry) - _QUESTION_KEYS)
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)}; it takes {', '.join(sorted(_QUESTION_KEYS))}")
+    for key in ("id", "text", "type"):
+        if not isinstance(entry.get(key), str) or not entry[key].strip():
+            raise ConfigError(f"{where}: {key} is required (a non-empty string)")
+    groups = [str(g) for g in entry.get("groups", ["all"])]
+    if "as" in entry:
+        if entry["as"] not in principals:
+            raise ConfigError(f"{where}: as = {entry['as']!r} is not a user of [principals]")
+        groups = principals[entry["as"]]
+    forbidden = [str(d) for d in entry.get("forbidden", [])]
+    abstain = bool(entry.get("expected_abstain", bool(forbidden) and not entry.get("gold")))
+    return Question(
+        id=entry["id"],
+        text=entry["text"],
+        type=entry["type"],
+        answer=str(entry.get("answer", "")),
+        aliases=[str(a) for a in entry.get("aliases", [])],
+        gold_doc_ids=[str(d) for d in entry.get("gold", [])],
+        user_groups=groups,
+        expected_abstain=abstain,
+        distractor_answers=[str(d) for d in entry.get("distractors", [])],
+        forbidden_doc_ids=forbidden,
+    )
