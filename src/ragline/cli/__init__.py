@@ -17,10 +17,8 @@ from ragline.errors import RaglineError
 from ragline.progress import stderr
 
 COMMANDS = (
-COMMANDS = (
     "index", "search", "info", "status", "evaluate", "ask", "corpus", "experiment", "explain", "train", "serve", "keys",
     "doctor",
-)
 )
 
 EXAMPLES = """\
