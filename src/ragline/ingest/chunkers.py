@@ -288,10 +288,8 @@ class Chunker:
             page = page_at(document, start)
             if page is not None:
                 metadata["page"] = page
-            chunks.append(
-                Document(f"{document.id}#{n}", document.text[start:end], document.title, metadata, document.source,
-                         parent=document.id)  # fmt: skip
-            )
+            chunk_id, text = f"{document.id}#{n}", document.text[start:end]
+            chunks.append(Document(chunk_id, text, document.title, metadata, document.source, parent=document.id))
         return chunks
 
     def spans(self, text: str, sections: list[Section]) -> list[Span]:

@@ -107,7 +107,15 @@ class CrossEncoderReranker:
             raise ConfigError(f"reranker 'cross': batch_size >= 1 and max_length >= 8, got {batch_size}, {max_length}")
         self.model, self.batch_size, self.max_length = str(model), int(batch_size), int(max_length)
         self.interpolate = float(interpolate)
-        self.encoder = load_cross_encoder(self.model, self.max_length)
+        resolve_model(self.model, "reranker")  # a trained:NAME never trained fails now, naming the command
+        self._encoder: Any = None
+
+    @property
+    def encoder(self) -> Any:
+        """The model, loaded at the first query: a config builds, round-trips and prints without loading it."""
+        if self._encoder is None:
+            self._encoder = load_cross_encoder(self.model, self.max_length)
+        return self._encoder
 
     def scores(self, query: str, hits: Sequence[Hit]) -> np.ndarray:
         return score_pairs(self.encoder, query, [passage_of(hit) for hit in hits], self.batch_size)
@@ -120,8 +128,11 @@ class CrossEncoderReranker:
         return [replace(hits[i], score=float(final[i]), rank=rank) for rank, i in enumerate(order, start=1)]
 
     def config(self) -> dict[str, Any]:
-        folder = resolve_model(self.model, "reranker")
-        card = read_card(folder) if os.path.isdir(folder) else {}
+        try:
+            folder = resolve_model(self.model, "reranker")
+        except ModelError:
+            folder = ""  # not trained (yet): the config still says which model it names
+        card = read_card(folder) if folder and os.path.isdir(folder) else {}
         return {
             "name": "cross",
             "model": self.model,
