@@ -39,7 +39,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ragline.answer.context import Context, document_id
@@ -282,6 +282,12 @@ class ExtractiveReader:
         version = SUPERSEDED_FACTOR if chunk.hit.metadata.get("superseded_by") else 1.0
         out = []
         for span in candidate_spans(sentence.text, info.types):
+            if span.noun_end is not None:
+                noun = self._stems(sentence.text[span.end : span.noun_end].strip())
+                # "the Geltenir florin": the noun closes the name and belongs to the answer; in "the Blue Lake
+                # team" for "which team" it names the kind asked about (a class noun, the head, a question term)
+                if noun is not None and noun not in self._stems.classes and noun != info.head and noun not in info.terms:
+                    span = replace(span, end=span.noun_end, noun_end=None)
             text = sentence.text[span.start : span.end]
             tokens = normalize_answer(text).split()
             if not tokens or set(tokens) <= info.words:
