@@ -286,7 +286,8 @@ class ExtractiveReader:
                 noun = self._stems(sentence.text[span.end : span.noun_end].strip())
                 # "the Geltenir florin": the noun closes the name and belongs to the answer; in "the Blue Lake
                 # team" for "which team" it names the kind asked about (a class noun, the head, a question term)
-                if noun is not None and noun not in self._stems.classes and noun != info.head and noun not in info.terms:
+                kind_noun = noun in self._stems.classes or noun == info.head or noun in info.terms
+                if noun is not None and not kind_noun:
                     span = replace(span, end=span.noun_end, noun_end=None)
             text = sentence.text[span.start : span.end]
             tokens = normalize_answer(text).split()
