@@ -121,3 +121,11 @@ def test_the_extractive_reader_answers_from_an_irregular_past_form() -> None:
     hits = [Hit("peranos#1", 1.0, 1, "Peranos: Government", "Peranos is led by president Felald Hawenine.")]
     answer = ExtractiveReader().read("Who leads Peranos?", hits)
     assert not answer.abstained and answer.text == "Felald Hawenine"
+
+
+def test_the_noun_naming_the_answer_type_need_not_be_in_the_sentence() -> None:
+    # "which year" asks for a year as "when" does: the year in the sentence answers it.
+    hits = [Hit("kelithine#1", 1.0, 1, "", "Kelithine was founded in 1723. Its founder was Taum Dorqarun.")]
+    answer = ExtractiveReader().read("In which year was Kelithine founded?", hits)
+    assert not answer.abstained and answer.text == "1723"
+    assert default_check().check("In which year was Kelithine founded?", "1723", hits[0].text).coverage == 1.0

@@ -268,7 +268,9 @@ class ExtractiveReader:
     def _sentence(self, info: QuestionInfo, chunk: _Chunk, text: str, offset: int) -> _Sentence:
         """Term overlap: 1 per question term in the sentence, less in the title, less again elsewhere."""
         words = list(WORD.finditer(text))
-        stems = [self._stems(w.group()) for w in words]
+        # an inflection of a question term is that term ("led" for "leads": ``SupportCheck.word_forms``)
+        forms = {f: t for t in info.terms for f in self.support_check.word_forms(t)}
+        stems = [self._as_term(self._stems(w.group()), info.terms, forms) for w in words]
         in_sentence = {s for s in stems if s in info.terms}
         in_title = (info.terms & chunk.title_terms) - in_sentence
         in_chunk = (info.terms & chunk.terms) - in_sentence - in_title
@@ -276,6 +278,12 @@ class ExtractiveReader:
         overlap = weight / len(info.terms) if info.terms else 0.0
         matched = [i for i, s in enumerate(stems) if s in info.terms]
         return _Sentence(text, offset, [w.start() for w in words], stems, matched, overlap)
+
+    def _as_term(self, stem: str | None, terms: frozenset[str], forms: dict[str, str]) -> str | None:
+        """The question term ``stem`` is a form of, else ``stem``."""
+        if stem is None or stem in terms:
+            return stem
+        return next((forms[f] for f in self.support_check.word_forms(stem) if f in forms), stem)
 
     def _score_sentence(self, info: QuestionInfo, chunk: _Chunk, sentence: _Sentence) -> list[Candidate]:
         rank_prior = 1.0 / (1.0 + 0.25 * (chunk.position - 1))

@@ -70,6 +70,15 @@ IRREGULAR_PAST = {
     "worn": "wear", "ate": "eat", "eaten": "eat", "fed": "feed", "hid": "hide",
     "hidden": "hide", "shot": "shoot", "swore": "swear", "sworn": "swear", "understood": "understand",
 }  # fmt: skip
+# "In which year ...": the noun names the answer's type, as "when" does; the answer (1723) is what covers it.
+_TYPE_PHRASE = re.compile(r"\b(?:in\s+)?(?:which|what)\s+year\b", re.IGNORECASE)
+
+
+def asked_text(question: str) -> str:
+    """The question without the phrase that names its answer's type ("in which year"): its content."""
+    return _TYPE_PHRASE.sub(" ", question)
+
+
 LITERAL = re.compile(r"[\w][\w\-./:]*[\w]|\w")
 _QUOTED = re.compile(r"[\"“”]([^\"“”]{2,80})[\"“”]|(?<!\w)'([^']{2,80})'(?!\w)")
 _HEADING = re.compile(r"^\s*#+\s*(.+)$", re.MULTILINE)
@@ -180,7 +189,7 @@ class SupportCheck:
 
     def keys(self, question: str) -> QuestionKeys:
         """Content terms (stemmed, question words out) and entities of ``question``."""
-        terms = frozenset(t for t in self.analyzer(question) if t not in self._ignore and len(t) > 1)
+        terms = frozenset(t for t in self.analyzer(asked_text(question)) if t not in self._ignore and len(t) > 1)
         literals = tuple(
             dict.fromkeys(literal_key(t) for t in LITERAL.findall(question) if any(c.isdigit() for c in t))
         )
