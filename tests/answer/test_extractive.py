@@ -273,3 +273,22 @@ def test_orrin_training_world_with_gold_documents_behind_a_distractor() -> None:
     assert summary.counts["wrong"] == 0
     for qtype in ("section", "literal", "version", "permission", "injection"):
         assert summary.by_type[qtype]["correct_rate"] >= 0.65, (qtype, summary.by_type[qtype])
+
+
+@pytest.mark.parametrize(
+    ("question", "text", "expected"),
+    [
+        # The lowercase noun closing the name belongs to the answer.
+        ("What is the currency of Haelir?", "The currency of Haelir is the Geltenir florin.", "Geltenir florin"),
+        ("What is the currency of Haelir?", "The currency of Haelir is the Geltenir florin, issued since 1802.",
+         "Geltenir florin"),
+        # A noun naming the kind asked about, or a word of the question, is not part of the answer.
+        ("Which team runs the Ridge depot?", "The Ridge depot is run by the Blue Lake team.", "Blue Lake"),
+        ("What is the currency of Haelir?", "Haelir uses the Geltenir currency.", "Geltenir"),
+        # No article before the name, or a phrase that goes on: the name alone.
+        ("Who visited Haelir?", "Haelir was visited by Ana Ortiz yesterday.", "Ana Ortiz"),
+    ],
+)
+def test_a_name_keeps_the_noun_that_closes_its_phrase(question: str, text: str, expected: str) -> None:
+    answer = READER.read(question, [hit("haelir#1", text, title="Haelir")])
+    assert answer.text == expected

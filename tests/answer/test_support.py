@@ -103,3 +103,29 @@ def test_support_calibration_is_reproducible_and_separates_right_from_wrong() ->
     assert first.per_set == {"metadata": 0.5, "incident": 1.0} and first.objective == 0.75
     assert first.without_check == {"metadata": 0.0, "incident": 1.0}  # without the check: one right, one wrong
     assert first.check.min_coverage == 1.0 and first.support == "best"
+
+
+def test_inflections_of_a_question_word_are_the_same_word() -> None:
+    # "led" (an irregular past) and "leader" (an agent noun) carry "leads"; the stemmer alone joins neither.
+    check = default_check()
+    passage = "Peranos is led by president Felald Hawenine. The council meets in spring."
+    verdict = check.check("Who leads Peranos?", "Felald Hawenine", passage, "Peranos: Government")
+    assert verdict.supported and verdict.coverage == 1.0
+    assert check("Who leads Peranos?", "Felald Hawenine", "The leader of Peranos is Felald Hawenine.")
+    assert check("Who ruled Peranos?", "Felald Hawenine", "Felald Hawenine was the ruler of Peranos.")
+    # A different verb is still not the question's: the check does not match any word to any word.
+    assert not check("Who leads Peranos?", "Felald Hawenine", "Peranos was visited by Felald Hawenine.")
+
+
+def test_the_extractive_reader_answers_from_an_irregular_past_form() -> None:
+    hits = [Hit("peranos#1", 1.0, 1, "Peranos: Government", "Peranos is led by president Felald Hawenine.")]
+    answer = ExtractiveReader().read("Who leads Peranos?", hits)
+    assert not answer.abstained and answer.text == "Felald Hawenine"
+
+
+def test_the_noun_naming_the_answer_type_need_not_be_in_the_sentence() -> None:
+    # "which year" asks for a year as "when" does: the year in the sentence answers it.
+    hits = [Hit("kelithine#1", 1.0, 1, "", "Kelithine was founded in 1723. Its founder was Taum Dorqarun.")]
+    answer = ExtractiveReader().read("In which year was Kelithine founded?", hits)
+    assert not answer.abstained and answer.text == "1723"
+    assert default_check().check("In which year was Kelithine founded?", "1723", hits[0].text).coverage == 1.0

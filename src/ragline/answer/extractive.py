@@ -39,7 +39,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ragline.answer.context import Context, document_id
@@ -268,7 +268,9 @@ class ExtractiveReader:
     def _sentence(self, info: QuestionInfo, chunk: _Chunk, text: str, offset: int) -> _Sentence:
         """Term overlap: 1 per question term in the sentence, less in the title, less again elsewhere."""
         words = list(WORD.finditer(text))
-        stems = [self._stems(w.group()) for w in words]
+        # an inflection of a question term is that term ("led" for "leads": ``SupportCheck.word_forms``)
+        forms = {f: t for t in info.terms for f in self.support_check.word_forms(t)}
+        stems = [self._as_term(self._stems(w.group()), info.terms, forms) for w in words]
         in_sentence = {s for s in stems if s in info.terms}
         in_title = (info.terms & chunk.title_terms) - in_sentence
         in_chunk = (info.terms & chunk.terms) - in_sentence - in_title
@@ -277,11 +279,24 @@ class ExtractiveReader:
         matched = [i for i, s in enumerate(stems) if s in info.terms]
         return _Sentence(text, offset, [w.start() for w in words], stems, matched, overlap)
 
+    def _as_term(self, stem: str | None, terms: frozenset[str], forms: dict[str, str]) -> str | None:
+        """The question term ``stem`` is a form of, else ``stem``."""
+        if stem is None or stem in terms:
+            return stem
+        return next((forms[f] for f in self.support_check.word_forms(stem) if f in forms), stem)
+
     def _score_sentence(self, info: QuestionInfo, chunk: _Chunk, sentence: _Sentence) -> list[Candidate]:
         rank_prior = 1.0 / (1.0 + 0.25 * (chunk.position - 1))
         version = SUPERSEDED_FACTOR if chunk.hit.metadata.get("superseded_by") else 1.0
         out = []
         for span in candidate_spans(sentence.text, info.types):
+            if span.noun_end is not None:
+                noun = self._stems(sentence.text[span.end : span.noun_end].strip())
+                # "the Geltenir florin": the noun closes the name and belongs to the answer; in "the Blue Lake
+                # team" for "which team" it names the kind asked about (a class noun, the head, a question term)
+                kind_noun = noun in self._stems.classes or noun == info.head or noun in info.terms
+                if noun is not None and not kind_noun:
+                    span = replace(span, end=span.noun_end, noun_end=None)
             text = sentence.text[span.start : span.end]
             tokens = normalize_answer(text).split()
             if not tokens or set(tokens) <= info.words:

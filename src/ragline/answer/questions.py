@@ -26,7 +26,7 @@ from ragline.answer.spans import (
     TIME,
     YEAR,
 )
-from ragline.answer.support import LITERAL, QUESTION_WORDS, literal_key, question_names
+from ragline.answer.support import LITERAL, QUESTION_WORDS, asked_text, literal_key, question_names
 from ragline.text.analyzer import Analyzer
 from ragline.text.normalize import normalize_answer
 
@@ -110,7 +110,7 @@ def analyze_question(question: str, stems: Stems) -> QuestionInfo:
     lowered = question.lower()
     types = next((t for pattern, t in _TYPE_RULES if pattern.search(lowered)), _DEFAULT_TYPES)
     ignore = stems.terms(QUESTION_WORDS)
-    terms = frozenset(t for t in stems.terms(question) if t not in ignore and len(t) > 1)
+    terms = frozenset(t for t in stems.terms(asked_text(question)) if t not in ignore and len(t) > 1)
     literals = tuple(dict.fromkeys(literal_key(t) for t in LITERAL.findall(question) if any(c.isdigit() for c in t)))
     head_word = _head_noun(question)
     head = stems(head_word) if head_word else None

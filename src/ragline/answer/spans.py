@@ -107,6 +107,7 @@ class Span:
     types: frozenset[str]
     unit: str | None = None
     cue: str | None = None  # "cause" or "agent" for a clause found after a cue
+    noun_end: int | None = None  # a name's closing lowercase noun ("the Geltenir florin"): where that noun ends
 
 
 def sentences(text: str) -> list[tuple[int, int]]:
@@ -204,9 +205,30 @@ def _name_spans(sentence: str, claimed: list[tuple[int, int]]) -> list[Span]:
         if run:
             start, end = run[0].start(), run[-1].end()
             if not any(start < b and a < end for a, b in claimed):
-                spans.append(Span(start, end, frozenset({NAME})))
+                noun = _closing_noun(tokens, words, i, j)
+                if noun is not None and any(noun.start() < b and a < noun.end() for a, b in claimed):
+                    noun = None
+                spans.append(Span(start, end, frozenset({NAME}), noun_end=noun.end() if noun else None))
         i = j
     return spans
+
+
+def _closing_noun(tokens: list[re.Match[str]], words: list[str], i: int, j: int) -> re.Match[str] | None:
+    """The lowercase noun that closes the noun phrase a name run (tokens ``i:j``) opens, if one does.
+
+    "is the Geltenir florin." -> "florin": an article before the name, one lowercase word after it,
+    then the phrase ends (punctuation, the sentence's end or a function word). Whether the noun
+    belongs to the answer ("florin") or names the kind asked about ("the Blue Lake team") is the
+    reader's call (``Span.noun_end``).
+    """
+    if i == 0 or words[i - 1].lower() not in _ARTICLES or j >= len(tokens):
+        return None
+    noun = words[j]
+    if not (noun.isalpha() and noun.islower() and len(noun) >= 3) or noun in _BOUNDARY or noun.endswith("ly"):
+        return None
+    if j + 1 < len(tokens) and words[j + 1][0].isalnum() and words[j + 1].lower() not in _BOUNDARY:
+        return None
+    return tokens[j]
 
 
 def _name_word(word: str) -> bool:

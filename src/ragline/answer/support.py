@@ -13,6 +13,9 @@ metadata line never its package's, a report's sentence seldom its section's.
 - **Question content terms**: the question analyzed by the project's analyzer (stopwords out,
   Snowball stems), minus the words that say what kind of answer is wanted ("what", "who", "how
   many", auxiliaries: ``QUESTION_WORDS``).
+- **Inflections are one word**: "leads", "led" and "leader" cover one another. The stemmer joins
+  regular forms ("leads"/"leading"); ``word_forms`` adds English irregular past forms ("led" ->
+  "lead", ``IRREGULAR_PAST``) and agent nouns ("leader" -> "lead", "ruler" -> "rule").
 - **Entities and literals**: tokens with a digit ("E-4471", "3.11"), quoted strings and capitalized
   names that do not start the question ("Grid Ops East", "Oksana").
 - **Rule**: supported when, in a window holding the answer, the question's content terms are
@@ -52,6 +55,30 @@ QUESTION_WORDS = (
     "there someone anyone something still also just exactly please under above below over after before from per "
     "up about within without between during until since through out"
 )
+# English irregular past tenses and participles -> the base verb ("Peranos is led by" answers "Who leads
+# Peranos?"). Forms that are also common words of another sense ("found", "left", "saw", "rose") are left out.
+IRREGULAR_PAST = {
+    "led": "lead", "won": "win", "wrote": "write", "written": "write", "made": "make", "built": "build",
+    "held": "hold", "began": "begin", "begun": "begin", "bought": "buy", "brought": "bring", "chose": "choose",
+    "chosen": "choose", "drew": "draw", "drawn": "draw", "drove": "drive", "driven": "drive", "fought": "fight",
+    "gave": "give", "given": "give", "grew": "grow", "grown": "grow", "kept": "keep", "knew": "know",
+    "known": "know", "lost": "lose", "met": "meet", "paid": "pay", "ran": "run", "said": "say", "sold": "sell",
+    "sent": "send", "spoke": "speak", "spoken": "speak", "stood": "stand", "taught": "teach", "told": "tell",
+    "took": "take", "taken": "take", "thought": "think", "threw": "throw", "thrown": "throw", "became": "become",
+    "came": "come", "flew": "fly", "flown": "fly", "sang": "sing", "sung": "sing",
+    "struck": "strike", "sought": "seek", "spent": "spend", "wore": "wear",
+    "worn": "wear", "ate": "eat", "eaten": "eat", "fed": "feed", "hid": "hide",
+    "hidden": "hide", "shot": "shoot", "swore": "swear", "sworn": "swear", "understood": "understand",
+}  # fmt: skip
+# "In which year ...": the noun names the answer's type, as "when" does; the answer (1723) is what covers it.
+_TYPE_PHRASE = re.compile(r"\b(?:in\s+)?(?:which|what)\s+year\b", re.IGNORECASE)
+
+
+def asked_text(question: str) -> str:
+    """The question without the phrase that names its answer's type ("in which year"): its content."""
+    return _TYPE_PHRASE.sub(" ", question)
+
+
 LITERAL = re.compile(r"[\w][\w\-./:]*[\w]|\w")
 _QUOTED = re.compile(r"[\"“”]([^\"“”]{2,80})[\"“”]|(?<!\w)'([^']{2,80})'(?!\w)")
 _HEADING = re.compile(r"^\s*#+\s*(.+)$", re.MULTILINE)
@@ -152,6 +179,8 @@ class SupportCheck:
         self.neighbours = neighbours
         self.analyzer = get_analyzer(analyzer)
         self._ignore = set(self.analyzer(QUESTION_WORDS))
+        self._base = {self.analyzer(past)[0]: self.analyzer(base)[0] for past, base in IRREGULAR_PAST.items()
+                      if self.analyzer(past) and self.analyzer(base)}  # fmt: skip
 
     def config(self) -> dict[str, float | int | str]:
         return {"min_coverage": self.min_coverage, "entity_coverage": self.entity_coverage,
@@ -160,7 +189,7 @@ class SupportCheck:
 
     def keys(self, question: str) -> QuestionKeys:
         """Content terms (stemmed, question words out) and entities of ``question``."""
-        terms = frozenset(t for t in self.analyzer(question) if t not in self._ignore and len(t) > 1)
+        terms = frozenset(t for t in self.analyzer(asked_text(question)) if t not in self._ignore and len(t) > 1)
         literals = tuple(
             dict.fromkeys(literal_key(t) for t in LITERAL.findall(question) if any(c.isdigit() for c in t))
         )
@@ -222,9 +251,19 @@ class SupportCheck:
                                   "carry the question")  # fmt: skip
         return SupportVerdict(True, coverage, entities, literals, window, reason)
 
+    def word_forms(self, term: str) -> set[str]:
+        """The keys under which a stemmed ``term`` matches its inflections: itself, the base verb of an
+        irregular past form ("led" -> "lead"), the verb of an agent noun ("leader" -> "lead", "ruler" -> "rule")."""
+        forms = {term, self._base.get(term, term)}
+        if len(term) >= 5 and term.endswith(("er", "or")):
+            forms |= {term[:-2], term[:-1]}  # "leader" -> "lead"; "ruler" -> "rule" (the stemmer keeps "rule")
+        return forms
+
     def _cover(self, keys: QuestionKeys, window: str, label: str) -> tuple[float, float | None, float | None]:
         have = set(self.analyzer(window)) | set(self.analyzer(label))
-        coverage = len(keys.terms & have) / len(keys.terms) if keys.terms else 0.0
+        have_forms = {form for term in have for form in self.word_forms(term)}
+        covered = sum(1 for term in keys.terms if term in have or self.word_forms(term) & have_forms)
+        coverage = covered / len(keys.terms) if keys.terms else 0.0
         if not keys.entities:
             return coverage, None, None
         text = f" {norm_phrase(window)} {norm_phrase(label)} "
