@@ -20,6 +20,8 @@ COMMANDS = (
     "index", "search", "info", "status", "evaluate", "ask", "corpus", "experiment", "explain", "train", "serve", "keys",
     "doctor",
 )
+# The name a user types -> the module of that sub-command.
+COMMAND_NAMES = {**{name: name for name in COMMANDS if name != "evaluate"}, "eval": "evaluate"}
 
 EXAMPLES = """\
 examples:
@@ -37,7 +39,20 @@ Filters: field=value, field!=value, field<=value (<, >, >=), field in [a, b], wi
 """
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_module(argv: list[str]) -> str | None:
+    """The module of the sub-command ``argv`` runs, None when it names none (help, a typo, --version)."""
+    first = next((arg for arg in argv if not arg.startswith("-")), None)
+    if first is None:
+        return None
+    return COMMAND_NAMES.get(first)
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; given ``argv`` that names a sub-command, with only that one registered.
+
+    Each sub-command module imports what it runs on (numpy, the index, ingestion, the corpora);
+    registering only the invoked one keeps a command from paying for the others' imports.
+    """
     parser = argparse.ArgumentParser(
         prog="ragline",
         description="Index documents, search them, and measure retrieval quality. Runs offline.",
@@ -46,13 +61,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"ragline {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in COMMANDS:
+    only = command_module(argv) if argv is not None else None
+    for name in (only,) if only else COMMANDS:
         importlib.import_module(f"ragline.cli.{name}").add_parser(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(argv).parse_args(argv)
     try:
         return args.func(args)
     except RaglineError as error:

@@ -65,7 +65,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         raise ConfigError("--save-answers writes graded answers: give a --reader (or a --config with one)")
     if args.per_question_context and not dataset.questions:
         raise ConfigError(f"--per-question-context needs {dataset.path}/questions.jsonl with context_ids")
-    metrics = tuple(m.strip() for m in args.metrics.split(",") if m.strip())
+    metrics = tuple(m.strip() for m in (args.metrics or ",".join(default_metrics())).split(",") if m.strip())
     if args.store:
         if answers or args.per_question_context:
             raise ConfigError("--store evaluates retrieval through a collection (no --reader, --per-question-context)")
@@ -251,7 +251,8 @@ def add_parser(sub: Any) -> None:
         "hybrid[:fuser=z_score|min_max|rrf|weighted_sum|sum,depth=100,k=60,weights=0.5/0.5] (default bm25)",
     )
     p.add_argument("--split", default="test", help="qrels split (test)")
-    p.add_argument("--metrics", default=",".join(default_metrics()), help="comma-separated metric names")
+    # No default here: the metric list lives in ragline.eval, whose import (scipy) would slow every command.
+    p.add_argument("--metrics", help="comma-separated metric names (default: ndcg@10, recall@100, mrr@10, ...)")
     p.add_argument("--depth", type=positive_int, default=1000, help="documents retrieved per query (1000)")
     p.add_argument(
         "--store",

@@ -3,19 +3,90 @@
 A row is a candidate when it contains a query term with positive weight and passes the filter and the
 delete set; ties keep segment-then-row order. The inner loops are the compiled kernels of
 ``kernels.py``; each thread scores into its own per-segment buffers (``ScoreBuffers``).
+
+Loading the compiled kernels costs a process 0.5-1 s (numba, LLVM and the on-disk machine code), far
+more than a few queries on numpy take. So a process answers its first ``COMPILED_AFTER`` queries with
+the numpy loops below, which compute the same float32 sums in the same order and select the same rows
+(equal results, tested), and switches to the compiled kernels after that, or as soon as one query is
+large enough for the compiled loops to pay at once.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from ragline.index.kernels import accumulate, select_from_allowed_rows, select_from_postings, select_from_rows
 from ragline.index.segment import Segment
 from ragline.index.stats import NO_MASK, BM25Scorer
+
+COMPILED_AFTER = 32  # queries a process answers with the numpy loops before it loads the compiled kernels
+COMPILED_POSTINGS = 200_000  # a query visiting more postings than this loads them at once
+
+_state = {"queries": 0, "kernels": None}
+_state_lock = threading.Lock()
+
+
+def compiled_kernels() -> Any:
+    """The module of compiled kernels, loaded (numba) on first use."""
+    if _state["kernels"] is None:
+        with _state_lock:
+            from ragline.index import kernels  # numba: 0.5-1 s to load, only once the queries pay for it
+
+            _state["kernels"] = kernels
+    return _state["kernels"]
+
+
+def _use_compiled(postings: Callable[[], int]) -> bool:
+    """Should this query run on the compiled kernels? Counts the query; ``postings`` is its size."""
+    _state["queries"] += 1
+    if _state["kernels"] is not None or _state["queries"] > COMPILED_AFTER:
+        return True
+    return postings() > COMPILED_POSTINGS
+
+
+def accumulate_numpy(indptr, docs, weights, g2l, gids, field_weight, scores) -> int:
+    """``kernels.accumulate`` in numpy: the same float64 product and sum, rounded to float32 per posting."""
+    visited = 0
+    for g in gids.tolist():
+        t = g2l[g]
+        if t < 0:
+            continue
+        start, end = int(indptr[t]), int(indptr[t + 1])
+        visited += end - start
+        rows = docs[start:end]  # one posting per row and term: no row repeats within a term
+        added = scores[rows].astype(np.float64) + field_weight * weights[start:end].astype(np.float64)
+        scores[rows] = added.astype(np.float32)
+    return visited
+
+
+def select_numpy(scores: np.ndarray, deleted: np.ndarray, allowed: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The kernels' selection in numpy: top ``k`` positive admitted rows, higher score then lower row first.
+
+    Resets every score, as the kernels do.
+    """
+    rows = np.flatnonzero(scores > 0)
+    if deleted.size:
+        rows = rows[~deleted[rows]]
+    if allowed.size:
+        rows = rows[allowed[rows]]
+    values = scores[rows]
+    order = np.lexsort((rows, -values))[:k]
+    scores[:] = 0.0
+    return rows[order].astype(np.int64), values[order]
+
+
+def _postings_of(segments: Sequence[Segment], fields: Mapping[str, float], scorer: BM25Scorer, gids: np.ndarray) -> int:
+    """How many postings the query's terms hold in all segments and fields."""
+    total = 0
+    for si, seg in enumerate(segments):
+        for fname in fields:
+            indptr, local = seg.fields[fname].indptr, scorer.stats.g2l[si][fname][gids]
+            local = local[local >= 0]
+            total += int((indptr[local + 1] - indptr[local]).sum())
+    return total
 
 
 class ScoreBuffers:
@@ -54,6 +125,8 @@ def search_terms(
     one_field = len(fields) == 1
     # Masks first: a filter that fails must fail before any score lands in the shared buffers.
     masks = [seg.filter_mask(node) if node is not None else NO_MASK for seg in segments]
+    compiled = compiled_kernels() if _use_compiled(lambda: _postings_of(segments, fields, scorer, gids)) else None
+    accumulate = compiled.accumulate if compiled else accumulate_numpy
     for si, seg in enumerate(segments):
         scores = buffers.get(generation, si, len(seg))
         visited = 0
@@ -64,12 +137,16 @@ def search_terms(
         if not visited:
             continue
         deleted, allowed = scorer.stats.deleted[si], masks[si]
-        if one_field and visited * 8 < len(seg):  # few postings: revisit them, not every row
-            rows, values = select_from_postings(postings.indptr, postings.docs, g2l, gids, scores, deleted, allowed, k)
+        if compiled is None:
+            rows, values = select_numpy(scores, deleted, allowed, k)
+        elif one_field and visited * 8 < len(seg):  # few postings: revisit them, not every row
+            rows, values = compiled.select_from_postings(
+                postings.indptr, postings.docs, g2l, gids, scores, deleted, allowed, k
+            )
         elif node is not None:
-            rows, values = select_from_allowed_rows(scores, seg.filter_rows(node), deleted, k)
+            rows, values = compiled.select_from_allowed_rows(scores, seg.filter_rows(node), deleted, k)
         else:
-            rows, values = select_from_rows(scores, deleted, NO_MASK, k)
+            rows, values = compiled.select_from_rows(scores, deleted, NO_MASK, k)
         if not len(rows):
             continue
         found_values.append(values)

@@ -17,8 +17,11 @@ keyed by (id, hash of the prefixed text) is never stale (see ``cache.py``).
 from __future__ import annotations
 
 import hashlib
+import importlib.util
+import json
 import os
 import threading
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -141,25 +144,54 @@ class Embedder:
 
 
 class SentenceTransformerEmbedder(Embedder):
-    """A sentence-transformers model on the CPU, its input cut at ``max_seq_length`` word pieces."""
+    """A sentence-transformers model on the CPU, its input cut at ``max_seq_length`` word pieces.
+
+    torch and sentence-transformers take 4-6 s to load, most of a one-query search; so when the spec
+    says the size and input length (the packaged models do), they load only when first needed, and
+    queries go through the same weights exported to ONNX once (``OnnxQueryEncoder``), checked equal
+    to torch's vectors, whenever that export is in the cache. The id is the same either way: the
+    vectors are the same model's.
+    """
 
     def __init__(self, spec: EmbedderSpec, weights_sha256: str | None) -> None:
-        self.model = _load_sentence_transformer(spec)
-        if spec.max_seq_length:
-            self.model.max_seq_length = spec.max_seq_length
-        if weights_sha256 is None and spec.path == spec.name:  # a hub id: hash the file the hub cache holds
-            weights_sha256 = _hub_cache_sha256(spec.path)
-        super().__init__(spec, weights_sha256, self.model.get_embedding_dimension(), self.model.max_seq_length)
+        self._model: Any = None
+        self._onnx: OnnxQueryEncoder | None = None
+        self._model_lock = threading.Lock()
+        if spec.dim is None or spec.max_seq_length is None or weights_sha256 is None:
+            model = self.model  # nothing to go on but the model itself
+            if weights_sha256 is None and spec.path == spec.name:  # a hub id: hash the file the hub cache holds
+                weights_sha256 = _hub_cache_sha256(spec.path)
+            super().__init__(spec, weights_sha256, model.get_embedding_dimension(), model.max_seq_length)
+        else:
+            super().__init__(spec, weights_sha256, spec.dim, spec.max_seq_length)
+            self._onnx = OnnxQueryEncoder.cached(self)
+
+    @property
+    def model(self) -> Any:
+        """The sentence-transformers model, loaded on first use."""
+        with self._model_lock:
+            if self._model is None:
+                model = _load_sentence_transformer(self.spec)
+                if self.spec.max_seq_length:
+                    model.max_seq_length = self.spec.max_seq_length
+                self._model = model
+        return self._model
 
     def _encode(self, texts: list[str], is_query: bool) -> np.ndarray:
         prefix = self.spec.query_prefix if is_query else self.spec.passage_prefix
-        return self.model.encode(
+        if is_query and self._onnx is not None:
+            return self._onnx.encode([prefix + text for text in texts])
+        vectors = self.model.encode(
             [prefix + text for text in texts],
             batch_size=len(texts),
             show_progress_bar=False,
             convert_to_numpy=True,
             normalize_embeddings=True,
         )
+        if self._onnx is None and hasattr(self, "dim"):
+            # torch is loaded now anyway (indexing, or no export yet): export once for the next processes.
+            self._onnx = OnnxQueryEncoder.export(self)
+        return vectors
 
     def token_embeddings(self, text: str) -> tuple[Offsets, np.ndarray]:
         """Contextual vectors of each input token of one passage, before pooling and normalization.
@@ -183,6 +215,144 @@ class SentenceTransformerEmbedder(Embedder):
         if len(vectors) != len(offsets):  # the model tokenized differently from its own tokenizer: never seen
             raise ModelError(f"{self.spec.name}: {len(vectors)} token vectors for {len(offsets)} tokens")
         return offsets, vectors
+
+
+ONNX_TOLERANCE = 1e-4  # max abs difference to torch's unit vectors for an export to be used
+_ONNX_PROBES = (
+    "receipt threshold",
+    "How much is the remote work allowance for staff in the northern region?",
+    "",
+    "Électricité, 変電所 and ß: text outside ASCII",
+    "long " * 400,  # cut at max_seq_length, like torch
+)
+
+
+class OnnxQueryEncoder:
+    """The mean-pooled output of a sentence-transformers BERT model, run by onnxruntime.
+
+    Loads in well under a second, against 4-6 s for torch and sentence-transformers. The export is made
+    once from the torch model (``export``, needs the ``onnx`` package), checked against torch's vectors to
+    :data:`ONNX_TOLERANCE` on probe texts, and kept under ``$RAGLINE_CACHE/onnx`` named by the weights'
+    sha256 and the input length, so it can never stand for other weights. Only a model that is a
+    transformer, mean pooling and normalization (like all-MiniLM-L6-v2) is exported.
+    """
+
+    def __init__(self, path: Path, tokenizer_file: Path, max_seq_length: int) -> None:
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        options = onnxruntime.SessionOptions()
+        options.log_severity_level = 3
+        self.session = onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        self.tokenizer = Tokenizer.from_file(str(tokenizer_file))
+        self.tokenizer.enable_truncation(max_seq_length)
+        self.tokenizer.enable_padding()
+
+    @staticmethod
+    def path_for(embedder: Embedder) -> Path:
+        from ragline.paths import cache_root
+
+        name = f"{embedder.spec.name}-{embedder.weights_sha256}-len{embedder.max_seq_length}.onnx"
+        return cache_root() / "onnx" / name
+
+    @staticmethod
+    def exportable(embedder: Embedder) -> bool:
+        """Is the model a plain transformer + mean pooling (+ normalize), with a fast tokenizer file?"""
+        folder = Path(embedder.spec.path)
+        if embedder.weights_sha256 is None or not (folder / "tokenizer.json").is_file():
+            return False
+        try:
+            modules = json.loads((folder / "modules.json").read_text(encoding="utf-8"))
+            kinds = [m["type"].rsplit(".", 1)[-1] for m in modules]
+            pooling = json.loads((folder / modules[1]["path"] / "config.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError, KeyError, IndexError):
+            return False
+        modes = {k for k, v in pooling.items() if k.startswith("pooling_mode") and v}
+        return (
+            kinds[:2] == ["Transformer", "Pooling"]
+            and set(kinds[2:]) <= {"Normalize"}
+            and modes == {"pooling_mode_mean_tokens"}
+        )
+
+    @classmethod
+    def cached(cls, embedder: Embedder) -> OnnxQueryEncoder | None:
+        """The encoder of an export already in the cache, None when there is none or onnxruntime is missing."""
+        if importlib.util.find_spec("onnxruntime") is None or not cls.exportable(embedder):
+            return None
+        path = cls.path_for(embedder)
+        if not path.is_file():
+            return None
+        try:
+            return cls(path, Path(embedder.spec.path) / "tokenizer.json", embedder.max_seq_length)
+        except Exception:  # a damaged cache file: torch still answers, and the next load exports again
+            path.unlink(missing_ok=True)
+            return None
+
+    @classmethod
+    def export(cls, embedder: SentenceTransformerEmbedder) -> OnnxQueryEncoder | None:
+        """Export the loaded torch model once, check it, and keep it; None where that cannot be done."""
+        if any(importlib.util.find_spec(m) is None for m in ("onnx", "onnxruntime")) or not cls.exportable(embedder):
+            return None
+        path = cls.path_for(embedder)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+        try:
+            _export_mean_pooled(embedder.model, partial)
+            encoder = cls(partial, Path(embedder.spec.path) / "tokenizer.json", embedder.max_seq_length)
+            expected = embedder.model.encode(list(_ONNX_PROBES), convert_to_numpy=True, normalize_embeddings=True)
+            difference = float(np.abs(l2_normalize(encoder.encode(list(_ONNX_PROBES))) - expected).max())
+            if difference > ONNX_TOLERANCE:
+                raise ModelError(f"the ONNX export of {embedder.spec.name} differs from torch by {difference:.2e}")
+            os.replace(partial, path)
+            return encoder
+        except Exception as error:  # torch keeps answering: an export is a speed-up, never a requirement
+            from ragline.progress import stderr
+
+            stderr.print(f"note: no ONNX query encoder for {embedder.spec.name} ({error}); queries use torch")
+            return None
+        finally:
+            partial.unlink(missing_ok=True)
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        encodings = self.tokenizer.encode_batch(texts)
+        feed = {
+            "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
+            "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
+            "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
+        }
+        return self.session.run(None, feed)[0]
+
+
+def _export_mean_pooled(model: Any, path: Path) -> None:
+    """Write the transformer of sentence-transformers ``model`` with mean pooling as one ONNX graph."""
+    import torch
+
+    class MeanPooled(torch.nn.Module):
+        def __init__(self, transformer: Any) -> None:
+            super().__init__()
+            self.transformer = transformer
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            tokens = self.transformer(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
+            mask = attention_mask.unsqueeze(-1).to(tokens.dtype)
+            return (tokens * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    sample = torch.ones(2, 8, dtype=torch.long)
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            MeanPooled(model[0].auto_model.eval()),
+            (sample, torch.ones_like(sample), torch.zeros_like(sample)),
+            str(path),
+            input_names=names,
+            output_names=["pooled"],
+            dynamic_axes={**{n: {0: "batch", 1: "tokens"} for n in names}, "pooled": {0: "batch"}},
+            opset_version=17,
+            dynamo=False,
+        )
 
 
 def _load_sentence_transformer(spec: EmbedderSpec) -> Any:
