@@ -1,10 +1,12 @@
 """Distractors: near-duplicate documents (E-4471 beside E-4417, one policy's "Receipts" beside another's).
 
-Questions of type literal or section that carry a distractor answer. The failure is a *wrong* answer
+Single-hop questions (literal, section, paraphrase) that carry a distractor answer; version and
+injection questions carry one too but have their own probes. The failure is a *wrong* answer
 (often the near-duplicate's value) where abstaining was the honest output. *Unfixed*: the configured
 retrieval read with no gate (the extractive reader's threshold 0, support check off); *fixed*: a hybrid
 first stage, the configured reranker if any, and the gated reader (threshold and support check);
-*configured*: as configured. Rule: ``paired_rule`` on "not wrong" (correct or abstained).
+*configured*: as configured. Rule: ``paired_rule`` on "not wrong" (correct or abstained); the answers that state a distractor's
+value are counted beside it.
 """
 
 from __future__ import annotations
@@ -19,9 +21,9 @@ FIX = "hybrid retrieval + reranker, and a reader that abstains below its thresho
 
 def run(r: DoctorRun) -> ProbeResult:
     started = time.perf_counter()
-    questions = [q for q in r.probes.of_type("literal", "section") if q.distractor_answers and not q.expected_abstain]
+    questions = [q for q in r.probes.of_type("literal", "section", "paraphrase") if q.distractor_answers and not q.expected_abstain]
     if not questions:
-        return cannot_run(NAME, FIX, "no literal or section question with distractor answers")
+        return cannot_run(NAME, FIX, "no literal, section or paraphrase question with distractor answers")
     unfixed = outcomes(r.pipeline(read={"reader": "extractive:threshold=0,support=off"}), questions)
     deep = "hybrid" if r.has_vectors else "bm25"
     fixed = outcomes(r.pipeline(retrieve={"retriever": deep}, read={"reader": "extractive"}), questions)
