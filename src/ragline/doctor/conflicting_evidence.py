@@ -89,7 +89,7 @@ def run(r: DoctorRun) -> ProbeResult:
         arms=arms,
         seconds=time.perf_counter() - started,
         plot={
-            "title": "version questions failed (superseded value stated, or conflict not flagged)",
+            "title": "version questions failed",
             "labels": ["unfixed", "configured", "fixed"],
             "series": {
                 "failure rate": [arms[a]["failure_rate"] for a in ("unfixed", "configured", "fixed")],
