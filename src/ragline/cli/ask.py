@@ -71,7 +71,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
         answer = read_answer(pipeline, args.question, context, console if args.output != "json" else None)
     trace = answer.details.get("trace")
     cited = {c.n for c in answer.citations}
-    stale = stale_sources(index, [s.hit for s in context.sources if s.n in cited]) if location is not None else []
+    check = location is not None and config.retrieve.freshness != "off"  # off: the config skips the check
+    stale = stale_sources(index, [s.hit for s in context.sources if s.n in cited]) if check else []
     if args.output == "json":
         retrieved_by = pipeline.retriever_obj.config().get("name", str(config.retrieve.retriever))
         emit_json({"question": args.question, "answer": answer.text, "abstained": answer.abstained,

@@ -47,7 +47,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     empty = empty_query_reason(args.query, analyzer)
     hits = [] if empty else retriever.search(args.query, args.k, flt)
     terms = set(analyzer(args.query))
-    stale = stale_sources(index, hits)
+    stale = stale_sources(index, hits) if config.retrieve.freshness != "off" else []  # off: the config skips it
     if args.output == "json":
         emit_json(
             {

@@ -173,15 +173,27 @@ def compared(
     started: float,
     outcome: str = "correct",
     extra: Any = None,
+    not_wrong: bool = False,
 ) -> ProbeResult:
-    """A quality probe's row: ``paired_rule`` on ``outcome`` (1 good), the three arms' rates, a bar plot."""
+    """A quality probe's row: ``paired_rule`` on ``outcome`` (1 good), the three arms' rates, a bar plot.
+
+    ``not_wrong``: the rule scores "not wrong" (correct or abstained) instead, for probes whose failure
+    is a confident wrong answer where abstaining was the honest output.
+    """
     from ragline.doctor.rules import paired_rule
 
     arms = {
         arm: {o: rate(scores(g, o)) for o in ("correct", "wrong", "abstained")} | {"n": len(g)}
         for arm, g in (("unfixed", unfixed), ("fixed", fixed), ("configured", configured))
     }
-    verdict = paired_rule(scores(fixed, outcome), scores(configured, outcome))
+    if not_wrong:
+        verdict = paired_rule(
+            {q: 1.0 - v for q, v in scores(fixed, "wrong").items()},
+            {q: 1.0 - v for q, v in scores(configured, "wrong").items()},
+        )
+        verdict = Verdict(verdict.status, "not wrong (correct or abstained): " + verdict.rule)
+    else:
+        verdict = paired_rule(scores(fixed, outcome), scores(configured, outcome))
     series = {o: [arms[a][o] for a in ("unfixed", "configured", "fixed")] for o in ("correct", "wrong", "abstained")}
     result = ProbeResult.judged(
         name,

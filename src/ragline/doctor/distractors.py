@@ -1,6 +1,7 @@
 """Distractors: near-duplicate documents (E-4471 beside E-4417, one policy's "Receipts" beside another's).
 
-Questions of type literal or section that carry a distractor answer. The failure is a *wrong* answer
+Single-hop questions (literal, section, paraphrase) that carry a distractor answer; version and
+injection questions carry one too but have their own probes. The failure is a *wrong* answer
 (often the near-duplicate's value) where abstaining was the honest output. *Unfixed*: the configured
 retrieval read with no gate (the extractive reader's threshold 0, support check off); *fixed*: a hybrid
 first stage, the configured reranker if any, and the gated reader (threshold and support check);
@@ -19,20 +20,14 @@ FIX = "hybrid retrieval + reranker, and a reader that abstains below its thresho
 
 def run(r: DoctorRun) -> ProbeResult:
     started = time.perf_counter()
-    questions = [q for q in r.probes.of_type("literal", "section") if q.distractor_answers and not q.expected_abstain]
+    single_hop = r.probes.of_type("literal", "section", "paraphrase")
+    questions = [q for q in single_hop if q.distractor_answers and not q.expected_abstain]
     if not questions:
-        return cannot_run(NAME, FIX, "no literal or section question with distractor answers")
+        return cannot_run(NAME, FIX, "no literal, section or paraphrase question with distractor answers")
     unfixed = outcomes(r.pipeline(read={"reader": "extractive:threshold=0,support=off"}), questions)
     deep = "hybrid" if r.has_vectors else "bm25"
     fixed = outcomes(r.pipeline(retrieve={"retriever": deep}, read={"reader": "extractive"}), questions)
     configured = outcomes(r.pipeline(), questions)
-    good = {qid: ("correct" if o != "wrong" else "wrong") for qid, o in configured.items()}
-    result = compared(NAME, FIX, "near-duplicate questions", unfixed, fixed, configured, started)
-    from ragline.doctor.rules import paired_rule
-
-    verdict = paired_rule(
-        {q: float(o != "wrong") for q, o in fixed.items()}, {q: float(o == "correct") for q, o in good.items()}
-    )
-    result.status, result.rule = verdict.status, "not wrong (correct or abstained): " + verdict.rule
+    result = compared(NAME, FIX, "near-duplicate questions", unfixed, fixed, configured, started, not_wrong=True)
     result.figure = f"{result.arms['configured']['wrong']} wrong, {result.arms['configured']['abstained']} abstained"
     return result

@@ -3,8 +3,9 @@
 *Unfixed*: the agent with no grader gate (threshold 0: every hop accepted, a wrong first hop carries
 on) and no stopping limit beyond a hard safety cap; *fixed*: the agent of ``pipelines/agent.toml``
 (grader threshold, escalation, retrieval and model-call limits); *configured*: the configured reader
-(single-shot when it is no agent). Figures: accuracy and retrievals per question. Rule: ``paired_rule``
-on correct answers.
+(single-shot when it is no agent). The failure is a confident wrong final answer (a wrong hop carried
+on) where the gate would have abstained or recovered. Rule: ``paired_rule`` on "not wrong" (correct or
+abstained), with the correct rates beside it.
 """
 
 from __future__ import annotations
@@ -33,4 +34,4 @@ def run(r: DoctorRun) -> ProbeResult:
     unfixed = outcomes(r.pipeline(read={"reader": _agent(threshold=0.0, retries=0, **SAFETY_CAP)}), questions)
     fixed = outcomes(r.pipeline(read={"reader": _agent()}), questions)
     configured = outcomes(r.pipeline(), questions)
-    return compared(NAME, FIX, "multi-hop questions", unfixed, fixed, configured, started)
+    return compared(NAME, FIX, "multi-hop questions", unfixed, fixed, configured, started, not_wrong=True)

@@ -5,7 +5,10 @@ with the gold at each position 1..k give the accuracy curve (the plot). Arms on 
 same questions: *unfixed* orders the context by rank, *fixed* puts the best sources at the ends
 (``[order] order = "ends"``), *configured* uses the config's order. The reader is the configured one
 unless it calls an LLM or is an agent; then the extractive reader reads (no model calls; said in the
-figures). Rule: ``paired_rule`` on correct answers, fixed order against configured order.
+figures). Rule: ``paired_rule`` on correct answers, fixed order against configured order. The extractive
+reader weighs a source by its retrieval rank, not its place in the context, so with it the order
+cannot matter: an interval at zero then reads "not confirmed" (the failure is not measurable with this
+reader), never "absent".
 """
 
 from __future__ import annotations
@@ -53,10 +56,11 @@ def run(r: DoctorRun) -> ProbeResult:
         {"order": r.config.order.order, "reader": reader.name, "accuracy_by_position": curve, "n_positions": len(items)}
     )
     middle = min(curve[1:-1]) if k > 2 else curve[-1]
+    confirmed = "" if verdict.status == "flag" else "; not confirmed: this reader reads by rank, not position"
     return ProbeResult.judged(
         NAME,
         verdict,
-        f"accuracy {curve[0]} at position 1, {middle} in the middle ({reader.name} reader)",
+        f"accuracy {curve[0]} at position 1, {middle} in the middle ({reader.name} reader){confirmed}",
         FIX,
         arms=figures,
         seconds=time.perf_counter() - started,

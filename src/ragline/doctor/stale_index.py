@@ -1,8 +1,10 @@
 """Stale index: a document is edited on disk, the index is not synced, and the question is asked.
 
-The probe copies the gold documents of up to ``N_QUESTIONS`` literal and paraphrase questions into a
-folder, indexes it with the configured pipeline, then rewrites each answer value in its file (no sync)
-and asks. A *silent stale answer* states the value the file no longer holds with no warning. *Unfixed*:
+The probe copies the gold documents of every literal and paraphrase question whose answer is written in
+its gold document into a folder, indexes it with the configured pipeline, then rewrites each answer value
+in its file (no sync) and asks. A *silent stale answer* states the old value, which the file no longer
+holds, with no warning; a question the pipeline does not answer with the old value cannot go stale and
+counts as no failure (so the rate is over every question asked, in both arms). *Unfixed*:
 no freshness check; *fixed*: the cited sources are re-read (``ragline.freshness.stale_sources``) and a
 changed one is reported with the answer; *configured*: ``[retrieve] freshness`` of the config.
 Rule: ``rate_rule`` on silent stale answers of the configured arm.
@@ -18,7 +20,6 @@ from ragline.doctor.rules import rate_rule
 
 NAME = "stale index"
 FIX = "freshness check: re-read the cited files, report changed ones (`ragline index` to sync)"
-N_QUESTIONS = 8
 REPLACEMENT = "withdrawn pending review"  # the edited value: no question's answer
 
 
@@ -33,7 +34,6 @@ def run(r: DoctorRun) -> ProbeResult:
         for q in r.probes.of_type("literal", "paraphrase")
         if len(q.gold_doc_ids) == 1 and q.answer and q.answer in getattr(documents.get(q.gold_doc_ids[0]), "text", "")
     ]
-    questions = questions[:N_QUESTIONS]
     if not questions:
         return cannot_run(NAME, FIX, "no literal or paraphrase question whose answer is written in its gold document")
     folder = r.work / "stale-documents"
