@@ -13,6 +13,7 @@ from ragline.cli.common import (
     add_common,
     add_config_flag,
     add_principal_flags,
+    component_spec,
     emit_json,
     index_location,
     positive_int,
@@ -177,7 +178,10 @@ def add_parser(sub: Any) -> None:
         "extractive[:threshold=0.47,support=best|next|off]",
     )
     p.add_argument(
-        "--retriever", metavar="SPEC", help="bm25, dense or hybrid (default: hybrid when the index has embeddings)"
+        "--retriever",
+        metavar="SPEC",
+        type=component_spec("retriever"),
+        help="any registered retriever spec: bm25, dense, hybrid, reranked:... (default: the config's, hybrid)",
     )
     p.add_argument("-k", type=positive_int, help="sources retrieved (default: the config's, 5)")
     p.add_argument(

@@ -17,6 +17,8 @@ from ragline.cli.common import (
     add_bm25_flags,
     add_common,
     add_config_flag,
+    component_help,
+    component_spec,
     default_metrics,
     emit_json,
     positive_int,
@@ -246,9 +248,13 @@ def add_parser(sub: Any) -> None:
         action="append",
         default=None,
         metavar="SPEC",
-        help="retriever to evaluate, repeatable; the first is the baseline of the paired comparisons. "
-        "SPEC is NAME[:key=value,...]: bm25[:k1=0.9,b=0.4,variant=lucene], dense, "
-        "hybrid[:fuser=z_score|min_max|rrf|weighted_sum|sum,depth=100,k=60,weights=0.5/0.5] (default bm25)",
+        type=component_spec("retriever"),
+        help=component_help(
+            "retriever",
+            "retriever to evaluate, repeatable; the first is the baseline of the paired comparisons. SPEC is "
+            "NAME[:key=value,...]: bm25[:k1=0.9,b=0.4,variant=lucene], dense, hybrid[:fuser=z_score|rrf|...,"
+            "depth=100,weights=0.5/0.5] (default bm25)",
+        ),
     )
     p.add_argument("--split", default="test", help="qrels split (test)")
     # No default here: the metric list lives in ragline.eval, whose import (scipy) would slow every command.

@@ -15,6 +15,7 @@ from ragline.cli.common import (
     add_common,
     add_config_flag,
     add_principal_flags,
+    component_spec,
     emit_json,
     index_path,
     positive_int,
@@ -106,7 +107,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--retriever",
         metavar="SPEC",
-        help="bm25, dense or hybrid[:fuser=...,depth=...] (default: hybrid when the index has embeddings, else bm25)",
+        type=component_spec("retriever"),
+        help="any registered retriever spec (`ragline eval --help` lists them): bm25, dense, "
+        "hybrid[:fuser=...,depth=...], ... (default: the config's, hybrid; bm25 on an index without embeddings)",
     )
     add_bm25_flags(p)
     add_config_flag(p, "pipelines/default.toml (hybrid, or bm25 on an index without embeddings)")
