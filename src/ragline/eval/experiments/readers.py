@@ -43,8 +43,8 @@ def golds(question: Question) -> list[str]:
 def _rates(outcomes: Sequence[tuple[str, float]]) -> dict[str, Any]:
     by_type: dict[str, list[float]] = defaultdict(list)
     for qtype, value in outcomes:
-        by_type[qtype].append(value)
-        by_type["all"].append(value)
+        for group in dict.fromkeys((qtype, "all")):  # a dataset's one type is "all": count it once
+            by_type[group].append(value)
     ordered = sorted(by_type.items(), key=lambda item: item[0] == "all")
     return {t: {"n": len(v), "em": round(sum(v) / len(v), 4)} for t, v in ordered}
 
