@@ -112,7 +112,7 @@ def _run_lab(args: argparse.Namespace, module: Any) -> dict[str, Any]:
             if args.dataset
             else module.countries_workload(args.embedder)
         )
-        return module.run(workload, [*module.RETRIEVERS, *(c.retrieve.retriever for c in configs)])
+        return module.run(workload, module.RETRIEVERS, pipelines=configs)
     if args.name == "readers":
         from ragline.eval.experiments.dense_transfer import countries_workload
 
