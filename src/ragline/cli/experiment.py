@@ -1,4 +1,4 @@
-"""``ragline experiment NAME``: rerun a lecture experiment on the built-in corpora."""
+"""``ragline experiment NAME``: rerun a lecture experiment on the built-in corpora or a ``--dataset`` folder."""
 
 from __future__ import annotations
 
@@ -197,7 +197,7 @@ def _lost_in_the_middle(args: argparse.Namespace, corpus: Any) -> int:
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "experiment",
-        help="rerun a lecture experiment (chunking, lost-in-the-middle) on the built-in Orrin Grid corpus",
+        help="rerun a lecture experiment on a built-in corpus (Orrin Grid, countries) or a --dataset folder",
         description="chunking: chunker x context x retriever; Hit@1 by question type and the share of "
         "evidence sentences split by chunk boundaries. lost-in-the-middle: accuracy of the extractive reader "
         "and an LLM with the gold source at each position among k BM25 distractors (Liu et al. 2023), and "
