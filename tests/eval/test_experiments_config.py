@@ -1,4 +1,5 @@
-"""``ragline experiment readers|dense-transfer --config A --config B``: each pipeline config is one more row."""
+"""``ragline experiment`` end to end: ``--config A --config B`` as rows of readers and dense-transfer; flags checked
+before a run."""
 
 from __future__ import annotations
 
@@ -85,3 +86,12 @@ def test_an_experiment_without_pipeline_rows_refuses_a_config(tmp_path, capsys) 
     argv = ["experiment", "scorers", "--dataset", str(_qa_folder(tmp_path)), "--config", _configs(tmp_path)[0]]
     assert main(argv) == 2
     assert "takes no pipeline configs" in capsys.readouterr().err
+
+
+def test_a_plot_the_experiment_lacks_is_refused_before_it_runs(tmp_path, capsys) -> None:
+    # The dataset folder does not exist: running the probe first would fail on it instead.
+    argv = ["experiment", "embedding-probe", "--dataset", str(tmp_path / "missing"), "--plot", str(tmp_path / "p.png")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "--plot" in err and "has no plot" in err
+    assert not (tmp_path / "p.png").exists()

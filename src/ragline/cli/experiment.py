@@ -132,14 +132,15 @@ def _lab_experiment(args: argparse.Namespace) -> int:
 
     module_name, _ = LAB_EXPERIMENTS[args.name]
     module = importlib.import_module(f"ragline.eval.experiments.{module_name}")
+    if args.plot and not hasattr(module, "plot"):
+        # Before the run, which can take minutes: the flag is wrong whatever the run gives.
+        raise ConfigError(f"--plot: experiment {args.name!r} has no plot (scorers, rrf-k and readers do)")
     started = time.perf_counter()
     payload = _run_lab(args, module)
     payload["wall_s"] = round(time.perf_counter() - started, 1)
     payload["provenance"] = {"ragline_version": __version__, "dataset": args.dataset, "embedder": args.embedder,
                              "configs": list(args.config or [])}  # fmt: skip
     if args.plot:
-        if not hasattr(module, "plot"):
-            raise ConfigError(f"--plot: experiment {args.name!r} has no plot (scorers, rrf-k and readers do)")
         module.plot(payload, args.plot)
     if args.output == "json":
         emit_json(payload)
