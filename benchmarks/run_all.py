@@ -102,6 +102,43 @@ PLAN: dict[str, tuple[str, str | None]] = {
         "--context late --context llm --output json",
         SAME_NAME,
     ),
+    "lab_scorers_orrin": (
+        "ragline experiment scorers --plot benchmarks/results/scorers_orrin.png --output json",
+        SAME_NAME,
+    ),
+    **{
+        f"lab_scorers_{name}": (
+            f"ragline experiment scorers --dataset {{bench}}/{name} --plot benchmarks/results/scorers_{name}.png "
+            "--output json",
+            SAME_NAME,
+        )
+        for name in ("scifact", "cranfield")
+    },
+    "lab_rrf_k_orrin": ("ragline experiment rrf-k --plot benchmarks/results/rrf_k_orrin.png --output json", SAME_NAME),
+    **{
+        f"lab_rrf_k_{name}": (
+            f"ragline experiment rrf-k --dataset {{bench}}/{name} --plot benchmarks/results/rrf_k_{name}.png "
+            "--output json",
+            SAME_NAME,
+        )
+        for name in ("scifact", "cranfield")
+    },
+    "lab_embedding_probe": (
+        "ragline experiment embedding-probe --dataset {bench}/scifact --output json",
+        SAME_NAME,
+    ),
+    "lab_dense_transfer": ("ragline experiment dense-transfer --output json", SAME_NAME),
+    "lab_readers_countries": (
+        "ragline experiment readers --closed-book 40 --plot benchmarks/results/readers_k_sweep_countries.png "
+        "--output json",
+        SAME_NAME,
+    ),
+    "lab_readers_squad": (
+        "ragline experiment readers --dataset {bench}/squad_v2_dev_subset --closed-book 40 "
+        "--plot benchmarks/results/readers_k_sweep_squad.png --output json",
+        SAME_NAME,
+    ),
+    "lab_knowledge_update": ("ragline experiment knowledge-update --closed-book 10 --output json", SAME_NAME),
     "lost_in_the_middle": (
         "ragline experiment lost-in-the-middle --questions 30 --output json "
         "--plot benchmarks/results/lost_in_the_middle.png",

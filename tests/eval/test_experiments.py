@@ -39,6 +39,13 @@ def test_type_scores_count_hit_mrr_and_recall_of_all_gold() -> None:
     assert row == {"n": 2, "hit@1": 0.5, "mrr@10": 0.75, "recall@10": 0.5}
 
 
+def test_a_dataset_query_typed_all_is_counted_once() -> None:
+    scores = TypeScores()
+    scores.add(Query("a", "", "all", frozenset({"x"})), ["x"])
+    scores.add(Query("b", "", "all", frozenset({"x"})), ["y"])
+    assert scores.means() == {"all": {"n": 2, "hit@1": 0.5, "mrr@10": 0.5, "recall@10": 0.5}}
+
+
 def test_scorers_experiment_on_a_small_corpus() -> None:
     workload = small_workload()
     payload = scorers.run(workload, fine=False)

@@ -95,7 +95,7 @@ class TypeScores:
 
     def add(self, query: Query, ranking: Sequence[str]) -> None:
         rr = next((1 / r for r, d in enumerate(ranking[:10], start=1) if d in query.gold), 0.0)
-        for group in (query.type, "all"):
+        for group in dict.fromkeys((query.type, "all")):  # a dataset's one type is "all": count it once
             row = self.sums[group]
             row["n"] += 1
             row["hit@1"] += bool(ranking) and ranking[0] in query.gold

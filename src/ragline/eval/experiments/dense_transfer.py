@@ -59,11 +59,19 @@ def retriever_ranker(index: Any, spec: Any) -> Any:
     return lambda query, k, flt: [(h.doc_id, h.score) for h in retriever.search(query, k, flt)]
 
 
-def run(workload: Workload, retrievers: Sequence[Any] = RETRIEVERS) -> dict[str, Any]:
+def run(workload: Workload, retrievers: Sequence[Any] = RETRIEVERS, pipelines: Sequence[Any] = ()) -> dict[str, Any]:
+    """Each retriever spec, then each ``PipelineConfig`` of ``pipelines`` as a whole (its transforms,
+    reranker and BM25 settings too), as the row ``config NAME``."""
+    from ragline.answer.pipeline import RAGPipeline
+
     by_retriever = {}
     for spec in retrievers:
         name = spec if isinstance(spec, str) else str(spec.get("name", spec))
         by_retriever[name] = score_by_type(workload, retriever_ranker(workload.index, spec), depth=10)
+    for config in pipelines:
+        # A config's row is its name: two configs with the same retriever spec stay two rows.
+        pipeline = RAGPipeline.from_config(config, workload.index, reader=False)
+        by_retriever[f"config {config.name}"] = score_by_type(workload, pipeline.rank, depth=10)
     return {
         "experiment": "dense-transfer",
         "corpus": workload.name,

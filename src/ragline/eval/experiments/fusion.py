@@ -126,9 +126,9 @@ def plot(payload: dict[str, Any], path: str) -> None:
         ax.plot(RRF_KS, [fusers[f"rrf k={k}"][key]["hit@1"] for k in RRF_KS], marker="o", label=label)
     ax.plot(RRF_KS, [payload["outlier"]["by_fuser"][f"rrf k={k}"]["hit@1"] for k in RRF_KS], marker="x",
             linestyle=":", label="RRF with the outlier")  # fmt: skip
-    for name, style in (("min_max", "--"), ("z_score", "-."), ("bm25", ":"), ("dense", ":")):
-        ax.axhline(fusers[name]["all"]["hit@1"], linestyle=style, color="grey" if name in ("bm25", "dense") else None,
-                   label=name)  # fmt: skip
+    for name, style, color in (("min_max", "--", "tab:green"), ("z_score", "-.", "tab:red"), ("bm25", ":", "grey"),
+                               ("dense", ":", "black")):  # fmt: skip
+        ax.axhline(fusers[name]["all"]["hit@1"], linestyle=style, color=color, label=name)
     ax.set_xscale("log")
     ax.set_xlabel("RRF k")
     ax.set_ylabel("Hit@1, all questions")

@@ -43,8 +43,8 @@ def golds(question: Question) -> list[str]:
 def _rates(outcomes: Sequence[tuple[str, float]]) -> dict[str, Any]:
     by_type: dict[str, list[float]] = defaultdict(list)
     for qtype, value in outcomes:
-        by_type[qtype].append(value)
-        by_type["all"].append(value)
+        for group in dict.fromkeys((qtype, "all")):  # a dataset's one type is "all": count it once
+            by_type[group].append(value)
     ordered = sorted(by_type.items(), key=lambda item: item[0] == "all")
     return {t: {"n": len(v), "em": round(sum(v) / len(v), 4)} for t, v in ordered}
 
@@ -215,6 +215,10 @@ def plot(payload: dict[str, Any], path: str) -> None:
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.plot(ks, [row["recall"]["all"]["em"] for row in payload["sweep"]], marker="o", label="Recall@k (all gold)")
     ax.plot(ks, [row["em"]["all"]["em"] for row in payload["sweep"]], marker="s", label="EM, extractive reader")
+    # EM on the questions whose gold documents are all in the top k: what more distractors cost the reader.
+    found = [row["em_when_retrieved"].get("all", {}).get("em") for row in payload["sweep"]]
+    ax.plot(ks, [float("nan") if f is None else f for f in found], marker="^", linestyle="--",
+            label="EM when all gold retrieved")  # fmt: skip
     ax.set_xscale("log")
     ax.set_xticks(ks, [str(k) for k in ks])
     ax.set_xlabel("k (sources read)")

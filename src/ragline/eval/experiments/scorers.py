@@ -192,6 +192,11 @@ def plot(payload: dict[str, Any], path: str) -> None:
     for name, values in curve.items():
         if name != "tf":
             left.plot(curve["tf"], values, marker="o", label=name)
+    # Log axes: linear tf (40x at tf 40) would flatten the saturating curves into one line.
+    left.set_xscale("log")
+    left.set_yscale("log")
+    left.set_xticks(curve["tf"], [str(t) for t in curve["tf"]])
+    left.set_yticks([1, 2, 5, 10, 20, 40], ["1", "2", "5", "10", "20", "40"])
     left.set_xlabel("term frequency")
     left.set_ylabel("weight / weight at tf = 1")
     left.set_title("saturation")
