@@ -170,6 +170,18 @@ PLAN: dict[str, tuple[str, str | None]] = {
     "qa_support_calibration": ("python benchmarks/qa_support.py --calibrate --output json", SAME_NAME),
     "qa_support": ("python benchmarks/qa_support.py --output json", SAME_NAME),
     "concurrent_readers": ("python benchmarks/concurrent_readers.py --time-cap 540", SAME_NAME),
+    "train_reranker_scifact": (
+        "ragline train reranker {bench}/scifact --name scifact --negatives 5 --eval-every 40 --max-length 192",
+        None,
+    ),
+    "rerank_depth_scifact_dev": (
+        "python benchmarks/rerank_depth.py --dev-slice --depths 20,50 --weights 1.0,0.5,0.3,0.2 --tag scifact_dev",
+        None,
+    ),
+    "scifact_best": (
+        "ragline eval {bench}/scifact --split test --config pipelines/scifact-best.toml --output json",
+        SAME_NAME,
+    ),
 }
 
 
