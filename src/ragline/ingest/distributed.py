@@ -22,7 +22,6 @@ from __future__ import annotations
 import logging
 import os
 import pickle
-from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -34,7 +33,7 @@ import numpy as np
 from ragline.errors import ConfigError, InputError, MetadataError, RaglineError
 from ragline.index.store import IndexSettings
 from ragline.ingest.files import DEFAULT_MAX_BYTES, document_id
-from ragline.ingest.loaders import DOCUMENT_SUFFIXES, LoadReport, _walk, load_file, load_jsonl_corpus
+from ragline.ingest.loaders import DOCUMENT_SUFFIXES, LoadReport, load_file, load_jsonl_corpus, plan_folder
 from ragline.types import Document
 
 OBJECT_STORE_BYTES = 500_000_000  # the local head's object store: ingestion streams, it needs little
@@ -99,30 +98,6 @@ def ray_connection(address: str, num_cpus: int | None = None) -> Iterator[Any]:
         yield ray
     finally:
         ray.shutdown()
-
-
-def plan_folder(root: Path, follow_links: bool = False) -> tuple[list[tuple[Path, Path]], LoadReport]:
-    """The files of ``root`` to load (path, relative path) and a report of what was skipped, as ``load_folder``."""
-    report = LoadReport()
-    by_id: dict[str, list[tuple[Path, Path]]] = defaultdict(list)
-    for path, relative in _walk(root, DOCUMENT_SUFFIXES, follow_links, report):
-        by_id[document_id(relative)].append((path, relative))
-    files = []
-    for doc_id, found in sorted(by_id.items(), key=lambda item: item[1][0][1].parts):
-        if len(found) > 1:
-            names = ", ".join(relative.as_posix() for _, relative in found)
-            for path, _ in found:
-                report.errors.append(
-                    InputError(
-                        str(path),
-                        f"files {names} would share the document id {doc_id!r} (ids leave out the extension); "
-                        "none of them is indexed (an earlier indexed version stays): rename all but one",
-                    )
-                )
-            report.keep.ids.add(doc_id)
-            continue
-        files.append(found[0])
-    return files, report
 
 
 class IngestWorker:
@@ -231,7 +206,7 @@ def _items(source: Path, follow_links: bool) -> tuple[list[dict[str, Any]], Load
         documents, report.documents = report.documents, []
         items = [{"path": "", "relative": "", "document": pickle.dumps(d)} for d in documents]
     elif source.is_dir():
-        files, report = plan_folder(source, follow_links)
+        files, report = plan_folder(source, DOCUMENT_SUFFIXES, follow_links)
         items = [{"path": str(p), "relative": r.as_posix(), "document": b""} for p, r in files]
     elif not source.exists():
         raise InputError(str(source), "no such file or directory")

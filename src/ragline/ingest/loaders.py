@@ -148,6 +148,36 @@ def document_from_record(record: dict[str, Any], where: str) -> Document:
     return Document(str(doc_id), text, title, metadata)
 
 
+def plan_folder(
+    root: Path, suffixes: tuple[str, ...] = DOCUMENT_SUFFIXES, follow_links: bool = False
+) -> tuple[list[tuple[Path, Path]], LoadReport]:
+    """The files of ``root`` to load, as (path, relative path) in path order, and a report of what was skipped.
+
+    Two files whose ids would clash (``notes.md``, ``notes.txt``) are both reported, and their id keeps
+    what an earlier run indexed. ``load_folder`` and the Ray ingestion share this plan.
+    """
+    report = LoadReport()
+    by_id: dict[str, list[tuple[Path, Path]]] = defaultdict(list)
+    for path, relative in _walk(root, suffixes, follow_links, report):
+        by_id[document_id(relative)].append((path, relative))
+    files = []
+    for doc_id, found in sorted(by_id.items(), key=lambda item: item[1][0][1].parts):
+        if len(found) > 1:
+            names = ", ".join(relative.as_posix() for _, relative in found)
+            for path, _ in found:
+                report.errors.append(
+                    InputError(
+                        str(path),
+                        f"files {names} would share the document id {doc_id!r} (ids leave out the extension); "
+                        "none of them is indexed (an earlier indexed version stays): rename all but one",
+                    )
+                )
+            report.keep.ids.add(doc_id)
+            continue
+        files.append(found[0])
+    return files, report
+
+
 def load_folder(
     root: str | Path,
     suffixes: tuple[str, ...] = DOCUMENT_SUFFIXES,
@@ -163,24 +193,8 @@ def load_folder(
     root = Path(root)
     if not root.is_dir():
         raise InputError(str(root), "no such directory")
-    report = LoadReport()
-    by_id: dict[str, list[tuple[Path, Path]]] = defaultdict(list)
-    for path, relative in _walk(root, suffixes, follow_links, report):
-        by_id[document_id(relative)].append((path, relative))
-    for doc_id, files in sorted(by_id.items(), key=lambda item: item[1][0][1].parts):
-        if len(files) > 1:
-            names = ", ".join(relative.as_posix() for _, relative in files)
-            for path, _ in files:
-                report.errors.append(
-                    InputError(
-                        str(path),
-                        f"files {names} would share the document id {doc_id!r} (ids leave out the extension); "
-                        "none of them is indexed (an earlier indexed version stays): rename all but one",
-                    )
-                )
-            report.keep.ids.add(doc_id)
-            continue
-        path, relative = files[0]
+    files, report = plan_folder(root, suffixes, follow_links)
+    for path, relative in files:
         if on_file:
             on_file(path)
         try:
@@ -189,7 +203,7 @@ def load_folder(
             report.errors.append(error)  # fail closed: not kept, the earlier version is removed
         except InputError as error:
             report.errors.append(error)
-            report.keep.ids.add(doc_id)
+            report.keep.ids.add(document_id(relative))
     return report
 
 
