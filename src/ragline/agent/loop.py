@@ -12,6 +12,8 @@ context, so citations span hops. Caps on retrievals, model calls, tokens and sec
 question; hitting one stops the loop with that reason. ``interleave=true`` (IRCoT-style) lets a
 question that does not decompose take further hops: the next query is the question plus the bridge
 read so far.
+``first_hop=question`` asks hop 1 the whole question instead of the first sub-question (later hops
+are then interleaved).
 ``title_links=true`` makes every later hop first follow links: the titles of other documents
 that the previous hop's passages name (``decompose.TitleLinks``), one new passage per title, the
 title as its query; the hop's sub-question fills the rest of its ``hop_k``.
@@ -41,6 +43,7 @@ from ragline.retrieve.registry import build_retriever, needs_embeddings
 from ragline.types import Answer, Hit
 
 POLICIES = ("read", "abstain")
+FIRST_HOPS = ("subquestion", "question")
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,7 @@ class AgentSettings:
     reranker: str | None = None  # a reranker spec: one more rung, the last retriever + this reranker
     grader: str = "lexical"
     decomposer: str = "rules"  # rules | llm
+    first_hop: str = "subquestion"  # subquestion: hop 1 asks the decomposer's first clause; question: the whole
     interleave: bool = True  # bridge further hops from what was read when the question does not decompose
     title_links: bool = True  # an interleaved hop first looks up the documents whose titles the last hop named
     reader: str = "extractive"
@@ -72,6 +76,8 @@ class AgentSettings:
             raise ConfigError(f"agent: policy must be one of {', '.join(POLICIES)}, not {self.policy!r}")
         if self.decomposer not in ("rules", "llm"):
             raise ConfigError(f"agent: decomposer must be rules or llm, not {self.decomposer!r}")
+        if self.first_hop not in FIRST_HOPS:
+            raise ConfigError(f"agent: first_hop must be one of {', '.join(FIRST_HOPS)}, not {self.first_hop!r}")
         for name in ("max_hops", "budget_passages", "depth", "max_retrievals"):
             if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
                 raise ConfigError(f"agent: {name} must be a whole number >= 1, got {getattr(self, name)!r}")
@@ -150,6 +156,10 @@ class MultiHopAgent:
         model_calls_before = getattr(self.decomposer, "calls", 0)
         hops = self.decomposer.decompose(question)
         calls = getattr(self.decomposer, "calls", 0) - model_calls_before
+        if s.first_hop == "question" and len(hops) > 1:
+            # A clause split can mangle a question the rules misparse; the whole question keeps every
+            # word for hop 1, and later hops go on interleaved (title links, then question + bridge).
+            hops = [Hop(question)]
         trace.step("decompose", thought=" -> ".join(h.text for h in hops), action=self.decomposer.name,
                    cost=Cost(model_calls=calls, tokens=calls * approx_tokens(question)))  # fmt: skip
         evidence: list[Hit] = []
