@@ -48,8 +48,9 @@ def test_an_unknown_first_hop_is_a_config_error_naming_the_choices() -> None:
 
 
 def test_the_shipped_agent_config_answers_orrin_multihop_across_hops(world) -> None:
-    # first_hop=question is the HotpotQA setting; on the training world's chains it loses the bridge
-    # (0 / 14 in a probe), so the shipped pipeline must keep asking the sub-question first.
+    # first_hop=question is the HotpotQA setting; on the training world it answers nothing
+    # (0 / 14 in a probe: the reader, asked the whole question, abstains), so the shipped pipeline must keep
+    # asking the sub-question first.
     corpus, index = world
     reader = RAGPipeline.from_config(load_config(ROOT / "pipelines" / "agent.toml"), index).reader
     outcomes = [grade_question(q, *reader.answer(q.text, acl_filter(q.user_groups))).outcome
