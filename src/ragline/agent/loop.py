@@ -13,7 +13,7 @@ question; hitting one stops the loop with that reason. ``interleave=true`` (IRCo
 question that does not decompose take further hops: the next query is the question plus the bridge
 read so far.
 ``first_hop=question`` asks hop 1 the whole question instead of the first sub-question (later hops
-are then interleaved).
+are then interleaved; the reader is first asked the last sub-question with the bridge filled in).
 ``title_links=true`` makes every later hop first follow links: the titles of other documents
 that the previous hop's passages name (``decompose.TitleLinks``), one new passage per title, the
 title as its query; the hop's sub-question fills the rest of its ``hop_k``.
@@ -156,16 +156,19 @@ class MultiHopAgent:
         model_calls_before = getattr(self.decomposer, "calls", 0)
         hops = self.decomposer.decompose(question)
         calls = getattr(self.decomposer, "calls", 0) - model_calls_before
+        clauses: list[Hop] = []
         if s.first_hop == "question" and len(hops) > 1:
             # A clause split can mangle a question the rules misparse; the whole question keeps every
             # word for hop 1, and later hops go on interleaved (title links, then question + bridge).
-            hops = [Hop(question)]
+            # The first clause still names the kind of bridge, and the last is what the reader is asked.
+            clauses, hops = hops, [Hop(question, hops[0].head)]
         trace.step("decompose", thought=" -> ".join(h.text for h in hops), action=self.decomposer.name,
                    cost=Cost(model_calls=calls, tokens=calls * approx_tokens(question)))  # fmt: skip
         evidence: list[Hit] = []
         per_hop: list[list[Hit]] = []
         seen: set[str] = set()
         bridge: str | None = None
+        bridges: list[str] = []
         links: list[str] = []
         asked = question
         stop = ""
@@ -214,6 +217,7 @@ class MultiHopAgent:
             if more:
                 found = bridge_candidates(asked, hop.head, hits, self.analyze) if hits else []
                 bridge = found[0].phrase if found else None
+                bridges += [bridge] if bridge else []
                 links = self._linked_titles(hits, seen) if s.title_links else []
                 if links:
                     trace.step("links", hop=hop_n, thought="titles of other documents the hop's passages name",
@@ -225,11 +229,16 @@ class MultiHopAgent:
         if not stop:
             stop = "every sub-question was retrieved"
         context = build_context(_renumber(per_hop), s.budget)
-        answer = self.reader.read(asked, context)
-        read_as = asked
-        if answer.abstained and asked != question:
-            answer = self.reader.read(question, context)
-            read_as = question
+        asks = [asked, question]
+        if clauses and bridges:
+            # The last clause with the bridge the hops found: the answer sentence names the bridge, seldom
+            # the entity the whole question starts from, so the support check rejects the whole question.
+            bridged = bridges[min(len(clauses) - 2, len(bridges) - 1)]
+            asks.insert(0, clauses[-1].text.replace(BRIDGE, bridged).strip())
+        for read_as in dict.fromkeys(asks):
+            answer = self.reader.read(read_as, context)
+            if not answer.abstained:
+                break
         trace.step("read", query=read_as, action=self.reader.name, observation=answer.text or "(abstained)",
                    cost=Cost(tokens=context.tokens))  # fmt: skip
         trace.stop_reason = stop
