@@ -2,13 +2,18 @@
 
 Questions 51-100 of ``hotpotqa_train_hipporag_100`` in file order (1-50 are for calibration). For a
 budget B, single-shot hands on the top B passages; the agent hands on ``hop_k`` passages per hop
-(B = 10: 5 + 5; B = 5: 3 + 2, the splits best on questions 1-50), never more than B; a later hop first
-follows the titles of documents the previous hop's passages name, then fills up with its sub-question.
+(B = 10: 6 + 4; B = 5: 3 + 2, the splits best on questions 1-50 with ``--first-hop question``), never
+more than B; a later hop first follows the titles of documents the previous hop's passages name, then
+fills up with its sub-question (or, with ``--first-hop question``, the question plus the bridge).
 The corpus is the pooled one (all 994 passages), not each question's ten. A question counts 1 when
 every gold passage is among them. Paired randomization test from ``ragline.eval.stats.compare``.
 Prints JSON (``--out`` also writes it).
 
+``--first-hop`` (default ``question``, chosen on questions 1-50) asks hop 1 the whole question rather than
+the rule decomposer's first sub-question.
+
     PYTHONPATH=src python benchmarks/agent_equal_budget.py [DATASET_DIR] [--retriever bm25] [--first 50]
+        [--first-hop question|subquestion]
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ def main() -> None:
     parser.add_argument("--retriever", default="bm25")
     parser.add_argument("--first", type=int, default=50, help="questions held out for calibration")
     parser.add_argument("--calibration", action="store_true", help="measure the first questions instead")
+    parser.add_argument("--first-hop", default="question", choices=("subquestion", "question"),
+                        help="hop 1 on the decomposer's first sub-question or on the whole question")
     parser.add_argument("--out", default=None, help="also write the JSON report here")
     args = parser.parse_args()
     dataset = load_dataset(args.dataset)
@@ -42,10 +49,12 @@ def main() -> None:
     single = build_retriever(args.retriever, index)
     report = {"dataset": str(args.dataset), "questions": len(questions), "retriever": args.retriever,
               "split": "calibration (first questions)" if args.calibration else "held out", "corpus": "pooled",
+              "first_hop": args.first_hop,
               "budgets": {}}  # fmt: skip
-    for budget, split in ((10, (5, 5)), (5, (3, 2))):
+    for budget, split in ((10, (6, 4)), (5, (3, 2))):
         agent = MultiHopAgent(index, AgentSettings(ladder=(args.retriever,), hop_k=split, budget_passages=budget,
-                                                   max_hops=len(split), retries=0, budget=100_000))  # fmt: skip
+                                                   max_hops=len(split), retries=0, budget=100_000,
+                                                   first_hop=args.first_hop))  # fmt: skip
         one, many, seconds = {}, {}, 0.0
         for q in questions:
             gold = set(q["supporting_ids"])

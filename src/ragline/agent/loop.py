@@ -12,6 +12,8 @@ context, so citations span hops. Caps on retrievals, model calls, tokens and sec
 question; hitting one stops the loop with that reason. ``interleave=true`` (IRCoT-style) lets a
 question that does not decompose take further hops: the next query is the question plus the bridge
 read so far.
+``first_hop=question`` asks hop 1 the whole question instead of the first sub-question (later hops
+are then interleaved; the reader is first asked the last sub-question with the bridge filled in).
 ``title_links=true`` makes every later hop first follow links: the titles of other documents
 that the previous hop's passages name (``decompose.TitleLinks``), one new passage per title, the
 title as its query; the hop's sub-question fills the rest of its ``hop_k``.
@@ -41,6 +43,7 @@ from ragline.retrieve.registry import build_retriever, needs_embeddings
 from ragline.types import Answer, Hit
 
 POLICIES = ("read", "abstain")
+FIRST_HOPS = ("subquestion", "question")
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,7 @@ class AgentSettings:
     reranker: str | None = None  # a reranker spec: one more rung, the last retriever + this reranker
     grader: str = "lexical"
     decomposer: str = "rules"  # rules | llm
+    first_hop: str = "subquestion"  # subquestion: hop 1 asks the decomposer's first clause; question: the whole
     interleave: bool = True  # bridge further hops from what was read when the question does not decompose
     title_links: bool = True  # an interleaved hop first looks up the documents whose titles the last hop named
     reader: str = "extractive"
@@ -72,6 +76,8 @@ class AgentSettings:
             raise ConfigError(f"agent: policy must be one of {', '.join(POLICIES)}, not {self.policy!r}")
         if self.decomposer not in ("rules", "llm"):
             raise ConfigError(f"agent: decomposer must be rules or llm, not {self.decomposer!r}")
+        if self.first_hop not in FIRST_HOPS:
+            raise ConfigError(f"agent: first_hop must be one of {', '.join(FIRST_HOPS)}, not {self.first_hop!r}")
         for name in ("max_hops", "budget_passages", "depth", "max_retrievals"):
             if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
                 raise ConfigError(f"agent: {name} must be a whole number >= 1, got {getattr(self, name)!r}")
@@ -150,12 +156,19 @@ class MultiHopAgent:
         model_calls_before = getattr(self.decomposer, "calls", 0)
         hops = self.decomposer.decompose(question)
         calls = getattr(self.decomposer, "calls", 0) - model_calls_before
+        clauses: list[Hop] = []
+        if s.first_hop == "question" and len(hops) > 1:
+            # A clause split can mangle a question the rules misparse; the whole question keeps every
+            # word for hop 1, and later hops go on interleaved (title links, then question + bridge).
+            # The first clause still names the kind of bridge, and the last is what the reader is asked.
+            clauses, hops = hops, [Hop(question, hops[0].head)]
         trace.step("decompose", thought=" -> ".join(h.text for h in hops), action=self.decomposer.name,
                    cost=Cost(model_calls=calls, tokens=calls * approx_tokens(question)))  # fmt: skip
         evidence: list[Hit] = []
         per_hop: list[list[Hit]] = []
         seen: set[str] = set()
         bridge: str | None = None
+        bridges: list[str] = []
         links: list[str] = []
         asked = question
         stop = ""
@@ -204,6 +217,7 @@ class MultiHopAgent:
             if more:
                 found = bridge_candidates(asked, hop.head, hits, self.analyze) if hits else []
                 bridge = found[0].phrase if found else None
+                bridges += [bridge] if bridge else []
                 links = self._linked_titles(hits, seen) if s.title_links else []
                 if links:
                     trace.step("links", hop=hop_n, thought="titles of other documents the hop's passages name",
@@ -215,11 +229,16 @@ class MultiHopAgent:
         if not stop:
             stop = "every sub-question was retrieved"
         context = build_context(_renumber(per_hop), s.budget)
-        answer = self.reader.read(asked, context)
-        read_as = asked
-        if answer.abstained and asked != question:
-            answer = self.reader.read(question, context)
-            read_as = question
+        asks = [asked, question]
+        if clauses and bridges:
+            # The last clause with the bridge the hops found: the answer sentence names the bridge, seldom
+            # the entity the whole question starts from, so the support check rejects the whole question.
+            bridged = bridges[min(len(clauses) - 2, len(bridges) - 1)]
+            asks.insert(0, clauses[-1].text.replace(BRIDGE, bridged).strip())
+        for read_as in dict.fromkeys(asks):
+            answer = self.reader.read(read_as, context)
+            if not answer.abstained:
+                break
         trace.step("read", query=read_as, action=self.reader.name, observation=answer.text or "(abstained)",
                    cost=Cost(tokens=context.tokens))  # fmt: skip
         trace.stop_reason = stop
