@@ -121,8 +121,8 @@ class _Ranked:
     def __init__(self, name: str, fn: Any) -> None:
         self.name, self.fn = name, fn
 
-    def rank(self, query: str, k: int) -> list[tuple[str, float]]:
-        return self.fn(query, k)
+    def rank(self, query: str, k: int, filter: Any = None) -> list[tuple[str, float]]:
+        return self.fn(query, k, filter)
 
     def config(self) -> dict[str, Any]:
         return {"name": self.name}
