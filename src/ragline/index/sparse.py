@@ -155,15 +155,19 @@ def search_terms_batch(
         else None
     )
 
-    def run(gids: np.ndarray) -> list[tuple[int, int, float]]:
-        return _search_one(segments, fields, scorer, gids, k, node, masks, compiled, buffers, generation)
+    def run(part: Sequence[np.ndarray]) -> list[list[tuple[int, int, float]]]:
+        return [_search_one(segments, fields, scorer, g, k, node, masks, compiled, buffers, generation) for g in part]
 
-    if threads <= 1 or len(queries) == 1:
-        return [run(gids) for gids in all_gids]
+    threads = min(threads, len(queries))
+    if threads <= 1:
+        return run(all_gids)
     from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(max_workers=min(threads, len(queries))) as pool:
-        return list(pool.map(run, all_gids))
+    # One contiguous share of the queries per thread: a task per query would cost more than short queries.
+    size = -(-len(all_gids) // threads)
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        parts = pool.map(run, [all_gids[i : i + size] for i in range(0, len(all_gids), size)])
+        return [hits for part in parts for hits in part]
 
 
 def _term_ids(scorer: BM25Scorer, terms: Sequence[str]) -> np.ndarray:
