@@ -119,13 +119,78 @@ def search_terms(
     """(segment, row, score) of the ``k`` best live rows for analyzed ``terms`` passing filter ``node``."""
     if k <= 0:
         return []
-    vocab = scorer.stats.vocab
-    gids = np.array([g for g in (vocab.get(t, -1) for t in terms) if g >= 0], dtype=np.int64)
-    found_values, found_seg, found_rows = [], [], []
-    one_field = len(fields) == 1
+    gids = _term_ids(scorer, terms)
     # Masks first: a filter that fails must fail before any score lands in the shared buffers.
     masks = [seg.filter_mask(node) if node is not None else NO_MASK for seg in segments]
     compiled = compiled_kernels() if _use_compiled(lambda: _postings_of(segments, fields, scorer, gids)) else None
+    return _search_one(segments, fields, scorer, gids, k, node, masks, compiled, buffers, generation)
+
+
+def search_terms_batch(
+    segments: Sequence[Segment],
+    fields: Mapping[str, float],
+    scorer: BM25Scorer,
+    queries: Sequence[Sequence[str]],
+    k: int,
+    node: Any,
+    buffers: ScoreBuffers,
+    generation: int,
+    threads: int = 1,
+) -> list[list[tuple[int, int, float]]]:
+    """``search_terms`` for each of ``queries``, in order, with results equal to one call per query.
+
+    The filter masks are computed once for the batch, and the kernels chosen once: a batch is as many
+    queries as it holds, so a batch of more than ``COMPILED_AFTER`` (or one large enough) loads the compiled
+    kernels at once. ``threads`` > 1 splits the queries over a thread pool; the compiled kernels release
+    the GIL and each thread scores into its own buffers, so the results do not depend on ``threads``.
+    """
+    if k <= 0 or not queries:
+        return [[] for _ in queries]
+    all_gids = [_term_ids(scorer, terms) for terms in queries]
+    masks = [seg.filter_mask(node) if node is not None else NO_MASK for seg in segments]
+    _state["queries"] += len(queries) - 1  # _use_compiled counts the last one
+    compiled = (
+        compiled_kernels()
+        if _use_compiled(lambda: _postings_of(segments, fields, scorer, np.concatenate(all_gids)))
+        else None
+    )
+
+    def run(part: Sequence[np.ndarray]) -> list[list[tuple[int, int, float]]]:
+        return [_search_one(segments, fields, scorer, g, k, node, masks, compiled, buffers, generation) for g in part]
+
+    threads = min(threads, len(queries))
+    if threads <= 1:
+        return run(all_gids)
+    from concurrent.futures import ThreadPoolExecutor
+
+    # One contiguous share of the queries per thread: a task per query would cost more than short queries.
+    size = -(-len(all_gids) // threads)
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        parts = pool.map(run, [all_gids[i : i + size] for i in range(0, len(all_gids), size)])
+        return [hits for part in parts for hits in part]
+
+
+def _term_ids(scorer: BM25Scorer, terms: Sequence[str]) -> np.ndarray:
+    """Collection-wide ids of the ``terms`` the index knows, in query order (repeats kept)."""
+    vocab = scorer.stats.vocab
+    return np.array([g for g in (vocab.get(t, -1) for t in terms) if g >= 0], dtype=np.int64)
+
+
+def _search_one(
+    segments: Sequence[Segment],
+    fields: Mapping[str, float],
+    scorer: BM25Scorer,
+    gids: np.ndarray,
+    k: int,
+    node: Any,
+    masks: Sequence[np.ndarray],
+    compiled: Any,
+    buffers: ScoreBuffers,
+    generation: int,
+) -> list[tuple[int, int, float]]:
+    """One query's top ``k`` with the masks and kernels already chosen (``compiled`` None: numpy loops)."""
+    found_values, found_seg, found_rows = [], [], []
+    one_field = len(fields) == 1
     accumulate = compiled.accumulate if compiled else accumulate_numpy
     for si, seg in enumerate(segments):
         scores = buffers.get(generation, si, len(seg))

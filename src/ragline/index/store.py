@@ -27,7 +27,7 @@ from ragline.index.filters import FilterLike, parse_filter
 from ragline.index.merge import merge_segments, segments_to_merge
 from ragline.index.segment import Segment
 from ragline.index.settings import DefaultAclDocument, IndexSettings
-from ragline.index.sparse import ScoreBuffers, search_terms
+from ragline.index.sparse import ScoreBuffers, search_terms, search_terms_batch
 from ragline.index.stats import BM25Scorer, CollectionStats
 from ragline.index.storage import (
     FORMAT,
@@ -241,6 +241,36 @@ class Index:
         """
         scorer, node = self.bm25_scorer(bm25), parse_filter(filter)
         return search_terms(self.segments, self.settings.fields, scorer, terms, k, node, self._buffers, self.generation)
+
+    def search_terms_batch(
+        self,
+        queries: Sequence[Sequence[str]],
+        k: int = 10,
+        filter: FilterLike = None,
+        bm25: BM25Params | None = None,
+        threads: int = 1,
+    ) -> list[list[tuple[int, int, float]]]:
+        """``search_terms`` for many already-analyzed queries at once, equal to one call per query.
+
+        The filter is parsed and evaluated once for the batch; ``threads`` > 1 spreads the queries over
+        that many threads (the compiled kernels release the GIL).
+        """
+        scorer, node = self.bm25_scorer(bm25), parse_filter(filter)
+        return search_terms_batch(
+            self.segments, self.settings.fields, scorer, queries, k, node, self._buffers, self.generation, threads
+        )
+
+    def search_ids_batch(
+        self,
+        queries: Sequence[str],
+        k: int = 10,
+        filter: FilterLike = None,
+        bm25: BM25Params | None = None,
+        threads: int = 1,
+    ) -> list[list[tuple[str, float]]]:
+        """``search_ids`` for each of ``queries`` (text, analyzed here), in order."""
+        ranked = self.search_terms_batch([self.settings.analyzer(q) for q in queries], k, filter, bm25, threads)
+        return [[(self.segments[si].ids[row], score) for si, row, score in hits] for hits in ranked]
 
     def collection_stats(self) -> CollectionStats:
         """Live df, N and average lengths of the current commit, as searched (cached per commit)."""
