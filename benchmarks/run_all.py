@@ -178,6 +178,7 @@ PLAN: dict[str, tuple[str, str | None]] = {
         "python benchmarks/rerank_depth.py --dev-slice --depths 20,50 --weights 1.0,0.5,0.3,0.2 --tag scifact_dev",
         None,
     ),
+    "answer_latency": ("python benchmarks/answer_latency.py --questions 10 --output json", SAME_NAME),
     "load_test": ("python benchmarks/load_test.py --clients 8 --seconds 60", SAME_NAME),
     "index_memory": ("python benchmarks/index_memory.py --sizes 6,60", SAME_NAME),
     "scale_out": ("python benchmarks/scale_out.py --ray-docs 150 --kill-after 25,50", SAME_NAME),
