@@ -247,6 +247,12 @@ class Segment:
             ) from None
 
     @classmethod
+    def read_written(cls, folder: Path, fields: dict[str, float], files: dict[str, int], vector_index: str) -> Segment:
+        """A segment this writer has just written to ``folder``, read back: postings and stored text
+        mapped from the files, so what was built in memory for it can be let go."""
+        return cls._read(folder, fields, files, vector_index)
+
+    @classmethod
     def _read(cls, folder: Path, fields: dict[str, float], files: dict[str, int], vector_index: str) -> Segment:
         catalog = json.loads((folder / "catalog.json").read_text("utf-8"))
         postings = {f: FieldPostings.load(folder, f) for f in fields}
