@@ -246,11 +246,18 @@ class Segment:
                 f"segment file {error.filename} is missing; restore the index from a backup or rebuild it"
             ) from None
 
-    @classmethod
-    def read_written(cls, folder: Path, fields: dict[str, float], files: dict[str, int], vector_index: str) -> Segment:
-        """A segment this writer has just written to ``folder``, read back: postings and stored text
-        mapped from the files, so what was built in memory for it can be let go."""
-        return cls._read(folder, fields, files, vector_index)
+    def serve_from(self, folder: Path) -> None:
+        """After ``write``: read postings, vectors and stored text from the files in ``folder`` from now
+        on, so what was built in memory for them can be let go. Ids, hashes and metadata stay as they
+        are (reading them back would make a second copy while the documents are still held)."""
+        self._metadata = self.metadata
+        self.fields = {name: FieldPostings.load(folder, name) for name in self.fields}
+        if self.vectors is not None:
+            self.vectors = np.load(folder / "vectors.npy", mmap_mode="r")
+        self._offsets = np.load(folder / "docs.offsets.npy")
+        with open(folder / "docs.jsonl", "rb") as fh:
+            self._map = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if self._offsets[-1] else None
+        self.folder, self._documents = folder, None
 
     @classmethod
     def _read(cls, folder: Path, fields: dict[str, float], files: dict[str, int], vector_index: str) -> Segment:

@@ -61,7 +61,7 @@ class SyncReport:
 
 # Characters of pending text analyzed into one segment at a time: building a segment's postings takes
 # several times its text, so a commit of more text writes several segments (then merged as usual).
-COMMIT_BATCH_CHARS = 32 << 20
+COMMIT_BATCH_CHARS = 16 << 20
 
 
 def text_batches(documents: list[Document], max_chars: int) -> Iterator[list[Document]]:
@@ -413,15 +413,10 @@ class Index:
                 vector_index=self.settings.vector_index,
             )
             if self.path is not None:
-                # Written now, named by the manifest only at the swap below; read back mapped, so the
-                # postings built for this batch leave memory before the next batch is analyzed.
+                # Written now, named by the manifest only at the swap below; then served from its files,
+                # so the postings built for this batch leave memory before the next batch is analyzed.
                 written[segment.name] = write_segment(self.path, segment)
-                segment = Segment.read_written(
-                    self.path / "segments" / segment.name,
-                    self.settings.fields,
-                    written[segment.name],
-                    self.settings.vector_index,
-                )
+                segment.serve_from(self.path / "segments" / segment.name)
             segments.append(segment)
             deleted.append(np.zeros(len(segment), dtype=bool))
         self._publish(gen, segments, deleted, written)
