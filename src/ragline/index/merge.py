@@ -6,6 +6,9 @@ the deleted ones) and concatenated; vectors are copied and a new ANN index built
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import overload
+
 import numpy as np
 
 from ragline.index.segment import FieldPostings, Segment, build_vector_index
@@ -30,16 +33,38 @@ def segments_to_merge(
     return sorted(chosen), empties
 
 
+class StoredRows(Sequence[Document]):
+    """The documents of (segment, row) pairs, read from their segment when asked for: a merged segment
+    is written one document at a time, so the merged text is never all in memory at once."""
+
+    def __init__(self, rows: list[tuple[Segment, int]]) -> None:
+        self.rows = rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @overload
+    def __getitem__(self, index: int) -> Document: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Document]: ...
+    def __getitem__(self, index: int | slice) -> Document | Sequence[Document]:
+        if isinstance(index, slice):
+            return StoredRows(self.rows[index])
+        seg, row = self.rows[index]
+        return seg.document(row)
+
+
 def merge_segments(name: str, parts: list[tuple[Segment, np.ndarray]], vector_index: str) -> Segment:
     """One segment holding the live rows of ``parts`` (segment, live mask), in order."""
-    documents: list[Document] = []
-    ids, hashes, sources = [], [], []
+    stored: list[tuple[Segment, int]] = []
+    ids, hashes, sources, metadata = [], [], [], []
     for seg, live in parts:
-        for row in np.flatnonzero(live):
-            documents.append(seg.document(int(row)))
+        for row in np.flatnonzero(live).tolist():
+            stored.append((seg, row))
             ids.append(seg.ids[row])
             hashes.append(seg.hashes[row])
             sources.append(seg.sources[row])
+            metadata.append(seg.metadata[row])
     fields = {}
     for fname in parts[0][0].fields:
         vocab: dict[str, int] = {}
@@ -67,4 +92,5 @@ def merge_segments(name: str, parts: list[tuple[Segment, np.ndarray]], vector_in
     if parts[0][0].vectors is not None:
         vectors = np.concatenate([np.asarray(seg.vectors)[live] for seg, live in parts])
         ann = build_vector_index(vectors, vector_index)
-    return Segment(name, ids, hashes, sources, fields, documents=documents, vectors=vectors, ann=ann)
+    documents = StoredRows(stored)
+    return Segment(name, ids, hashes, sources, fields, documents, vectors=vectors, ann=ann, metadata=metadata)

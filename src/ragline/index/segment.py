@@ -156,6 +156,7 @@ class Segment:
         folder: Path | None = None,
         vectors: np.ndarray | None = None,
         ann: Any = None,
+        metadata: list[dict[str, Any]] | None = None,
     ) -> None:
         self.name, self.ids, self.hashes, self.sources, self.fields = name, ids, hashes, sources, fields
         self.folder = folder
@@ -163,7 +164,7 @@ class Segment:
         self._documents = documents  # in memory until written; then read back through the mmap
         self._offsets: np.ndarray | None = None
         self._map: mmap.mmap | None = None
-        self._metadata: list[dict[str, Any]] | None = None
+        self._metadata = metadata  # None: taken from ``documents`` or read from the folder when needed
         self._columns: dict[str, Column] = {}
         self._masks: OrderedDict[Node, tuple[np.ndarray, np.ndarray]] = OrderedDict()
 

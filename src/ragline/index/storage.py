@@ -193,12 +193,14 @@ def write_segment(path: Path, segment: Segment) -> dict[str, int]:
 
     It is written under a temporary name and renamed, so a half-written folder is never taken for a
     segment. No manifest names it yet: it is part of no commit, and the next commit's garbage
-    collection removes it if the commit that was to name it never swaps its manifest in.
+    collection removes it if the commit that was to name it never swaps its manifest in. From then on
+    the segment serves its postings and text from the files (what it built in memory can go).
     """
     tmp = path / "segments" / f"{segment.name}.tmp"
     files = segment.write(tmp)
     tmp.rename(path / "segments" / segment.name)
     fsync_directory(path / "segments")
+    segment.serve_from(path / "segments" / segment.name)
     return files
 
 

@@ -413,10 +413,9 @@ class Index:
                 vector_index=self.settings.vector_index,
             )
             if self.path is not None:
-                # Written now, named by the manifest only at the swap below; then served from its files,
-                # so the postings built for this batch leave memory before the next batch is analyzed.
+                # Written now (then served from its files, so the postings built for this batch leave
+                # memory before the next batch is analyzed), named by the manifest only at the swap below.
                 written[segment.name] = write_segment(self.path, segment)
-                segment.serve_from(self.path / "segments" / segment.name)
             segments.append(segment)
             deleted.append(np.zeros(len(segment), dtype=bool))
         self._publish(gen, segments, deleted, written)
