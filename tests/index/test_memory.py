@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from ragline.index import BM25Params, Index, IndexSettings, store
+from ragline.index.merge import merge_postings
 from ragline.index.segment import FIELD_PARTS, FIELD_TEXT, FieldPostings, json_line_pieces
 from ragline.index.store import text_batches
 from ragline.ingest.chunkers import FixedChunker, word_spans
@@ -250,3 +251,23 @@ def test_batches_written_before_a_failed_manifest_swap_are_invisible_and_collect
     manifest = json.loads((path / "manifest.json").read_text())
     assert sorted(p.name for p in (path / "segments").iterdir()) == sorted(e["name"] for e in manifest["segments"])
     reader.close()
+
+
+def test_merged_postings_are_the_postings_of_the_live_rows() -> None:
+    analyzer = PRESETS["english"]
+    rng = random.Random(3)
+    texts = [[_corpus_text(rng.randrange(1000), words=rng.randint(0, 40)) for _ in range(n)] for n in (7, 0, 12, 1, 9)]
+    lives = [np.array([rng.random() < 0.7 for _ in part], dtype=bool) for part in texts]
+    lives[3][:] = True  # a part without deletes takes the shortcut
+    parts = [(FieldPostings.build(analyzer.term_counts(t) for t in part), live) for part, live in zip(texts, lives)]
+    merged = merge_postings(parts)
+    live_texts = [t for part, live in zip(texts, lives) for t, alive in zip(part, live) if alive]
+    fresh = FieldPostings.build(analyzer.term_counts(t) for t in live_texts)
+    assert sorted(merged.terms) == sorted(fresh.terms)
+    for term in fresh.terms:
+        i, j = merged.terms.index(term), fresh.terms.index(term)
+        span, fresh_span = slice(merged.indptr[i], merged.indptr[i + 1]), slice(fresh.indptr[j], fresh.indptr[j + 1])
+        assert merged.docs[span].tolist() == fresh.docs[fresh_span].tolist(), term  # ascending rows
+        assert merged.tfs[span].tolist() == fresh.tfs[fresh_span].tolist(), term
+    assert merged.lengths.tolist() == fresh.lengths.tolist()
+    assert merged.docs.dtype == np.int32 and merged.tfs.dtype == np.float32
