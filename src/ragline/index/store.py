@@ -59,21 +59,27 @@ class SyncReport:
     unchanged: int = 0
 
 
-# Characters of pending text analyzed into one segment at a time: building a segment's postings takes
-# several times its text, so a commit of more text writes several segments (then merged as usual).
-COMMIT_BATCH_CHARS = 16 << 20
+# Characters of pending text analyzed into one segment at a time (whole documents, so a little more):
+# building a segment's postings takes several times its text, so a commit of more text writes several
+# segments. A batch grows past this when the commit would otherwise write more than ``max_segments``
+# of them, so that one commit alone never forces a merge (merging costs more memory than building).
+COMMIT_BATCH_CHARS = 8 << 20
 
 
-def text_batches(documents: list[Document], max_chars: int) -> Iterator[list[Document]]:
-    """``documents`` in order, cut into runs of at most ``max_chars`` characters of text (a run has at
-    least one document, so one larger document is a run of its own)."""
+def text_chars(document: Document) -> int:
+    """Characters of text a document brings to analysis (its title, text and index text)."""
+    return len(document.text) + len(document.title) + len(document.index_text or "")
+
+
+def text_batches(documents: list[Document], min_chars: int) -> Iterator[list[Document]]:
+    """``documents`` in order, cut into runs each closed once it holds ``min_chars`` characters of text
+    (all but the last run hold that many, so there are at most ``ceil(total / min_chars)`` runs)."""
     start, chars = 0, 0
     for i, doc in enumerate(documents):
-        size = len(doc.text) + len(doc.title) + len(doc.index_text or "")
-        if i > start and chars + size > max_chars:
-            yield documents[start:i]
-            start, chars = i, 0
-        chars += size
+        chars += text_chars(doc)
+        if chars >= min_chars:
+            yield documents[start : i + 1]
+            start, chars = i + 1, 0
     if start < len(documents):
         yield documents[start:]
 
@@ -82,8 +88,9 @@ class Index:
     """A searchable, updatable collection of documents (BM25 over segments, filters, stored text).
 
     Changes (``add``, ``delete``, ``sync``) are staged and become new segments and new delete sets at
-    ``commit``: one segment per ``commit_batch_chars`` characters of text, all made visible together
-    by the one manifest swap. ``path=None`` keeps everything in memory (evaluation runs use this).
+    ``commit``: one segment per ``commit_batch_chars`` characters of text or more (at most
+    ``max_segments`` of them), all made visible together by the one manifest swap. ``path=None``
+    keeps everything in memory (evaluation runs use this).
     """
 
     commit_batch_chars: int = COMMIT_BATCH_CHARS
@@ -403,7 +410,10 @@ class Index:
             deleted[si][row] = True
         segments = list(self.segments)
         written: dict[str, dict[str, int]] = {}
-        for documents in text_batches(list(self._pending.values()), self.commit_batch_chars):
+        pending = list(self._pending.values())
+        chars = sum(map(text_chars, pending))
+        batch_chars = max(self.commit_batch_chars, -(-chars // max(self.settings.max_segments, 1)))
+        for documents in text_batches(pending, batch_chars):
             segment = Segment.build(
                 self._segment_name(gen),
                 documents,
