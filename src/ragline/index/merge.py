@@ -6,6 +6,9 @@ the deleted ones) and concatenated; vectors are copied and a new ANN index built
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import overload
+
 import numpy as np
 
 from ragline.index.segment import FieldPostings, Segment, build_vector_index
@@ -30,41 +33,85 @@ def segments_to_merge(
     return sorted(chosen), empties
 
 
+class StoredRows(Sequence[Document]):
+    """The documents of (segment, row) pairs, read from their segment when asked for: a merged segment
+    is written one document at a time, so the merged text is never all in memory at once."""
+
+    def __init__(self, rows: list[tuple[Segment, int]]) -> None:
+        self.rows = rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @overload
+    def __getitem__(self, index: int) -> Document: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Document]: ...
+    def __getitem__(self, index: int | slice) -> Document | Sequence[Document]:
+        if isinstance(index, slice):
+            return StoredRows(self.rows[index])
+        seg, row = self.rows[index]
+        return seg.document(row)
+
+
 def merge_segments(name: str, parts: list[tuple[Segment, np.ndarray]], vector_index: str) -> Segment:
     """One segment holding the live rows of ``parts`` (segment, live mask), in order."""
-    documents: list[Document] = []
-    ids, hashes, sources = [], [], []
+    stored: list[tuple[Segment, int]] = []
+    ids, hashes, sources, metadata = [], [], [], []
     for seg, live in parts:
-        for row in np.flatnonzero(live):
-            documents.append(seg.document(int(row)))
+        for row in np.flatnonzero(live).tolist():
+            stored.append((seg, row))
             ids.append(seg.ids[row])
             hashes.append(seg.hashes[row])
             sources.append(seg.sources[row])
-    fields = {}
-    for fname in parts[0][0].fields:
-        vocab: dict[str, int] = {}
-        term_parts, row_parts, tf_parts, lengths = [], [], [], []
-        offset = 0
-        for seg, live in parts:
-            p: FieldPostings = seg.fields[fname]
-            local_to_new = np.array([vocab.setdefault(t, len(vocab)) for t in p.terms], dtype=np.int64)
-            new_row = np.cumsum(live) - 1 + offset  # old row -> new row (valid where live)
-            owner = np.repeat(np.arange(len(p.terms)), np.diff(p.indptr))
-            keep = live[p.docs]
-            term_parts.append(local_to_new[owner[keep]])
-            row_parts.append(new_row[p.docs[keep]])
-            tf_parts.append(np.asarray(p.tfs)[keep])
-            lengths.append(np.asarray(p.lengths)[live])
-            offset += int(live.sum())
-        terms, rows, tfs = (np.concatenate(x) for x in (term_parts, row_parts, tf_parts))
-        order = np.lexsort((rows, terms))
-        indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(terms, minlength=len(vocab)), out=indptr[1:])
-        fields[fname] = FieldPostings(
-            list(vocab), indptr, rows[order].astype(np.int32), tfs[order].astype(np.float32), np.concatenate(lengths)
-        )
+            metadata.append(seg.metadata[row])
+    fields = {fname: merge_postings([(seg.fields[fname], live) for seg, live in parts]) for fname in parts[0][0].fields}
     vectors = ann = None
     if parts[0][0].vectors is not None:
         vectors = np.concatenate([np.asarray(seg.vectors)[live] for seg, live in parts])
         ann = build_vector_index(vectors, vector_index)
-    return Segment(name, ids, hashes, sources, fields, documents=documents, vectors=vectors, ann=ann)
+    documents = StoredRows(stored)
+    return Segment(name, ids, hashes, sources, fields, documents, vectors=vectors, ann=ann, metadata=metadata)
+
+
+def merge_postings(parts: list[tuple[FieldPostings, np.ndarray]]) -> FieldPostings:
+    """The postings of the live rows of ``parts`` (postings, live mask), renumbered in order.
+
+    Each kept posting is copied straight to its place in the merged arrays (the merged counts per term
+    are summed first), so beyond the result only one part's temporary arrays exist at a time. Within a
+    term, parts come in order and each part's rows ascend, so the merged rows ascend too.
+    """
+    vocab: dict[str, int] = {}
+    to_new = [np.array([vocab.setdefault(t, len(vocab)) for t in p.terms], dtype=np.int64) for p, _ in parts]
+    kept_counts = []  # per part: kept postings of each of its terms
+    total = np.zeros(len(vocab), dtype=np.int64)
+    for (p, live), new_ids in zip(parts, to_new):
+        if live.all():
+            counts = np.diff(p.indptr)
+        else:
+            kept_before = np.zeros(len(p.docs) + 1, dtype=np.int64)
+            np.cumsum(live[p.docs], out=kept_before[1:])
+            counts = kept_before[p.indptr[1:]] - kept_before[p.indptr[:-1]]
+        kept_counts.append(counts)
+        total[new_ids] += counts  # a part's terms are distinct: no index repeats
+    indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
+    np.cumsum(total, out=indptr[1:])
+    docs = np.empty(int(indptr[-1]), dtype=np.int32)
+    tfs = np.empty(int(indptr[-1]), dtype=np.float32)
+    filled = indptr[:-1].copy()  # next free place of each merged term
+    offset = 0
+    for (p, live), new_ids, counts in zip(parts, to_new, kept_counts):
+        new_row = (np.cumsum(live, dtype=np.int64) - 1 + offset).astype(np.int32)  # valid where live
+        kept = slice(None) if live.all() else np.flatnonzero(live[p.docs])
+        owner = np.repeat(np.arange(len(counts), dtype=np.int64), counts)  # local term of each kept posting
+        first = np.zeros(len(counts), dtype=np.int64)
+        np.cumsum(counts[:-1], out=first[1:])
+        places = filled[new_ids][owner] + (np.arange(len(owner), dtype=np.int64) - first[owner])
+        del owner, first
+        docs[places] = new_row[np.asarray(p.docs)[kept]]
+        tfs[places] = np.asarray(p.tfs)[kept]
+        del places
+        filled[new_ids] += counts
+        offset += int(live.sum())
+    lengths = np.concatenate([np.asarray(p.lengths, dtype=np.float32)[live] for p, live in parts])
+    return FieldPostings(list(vocab), indptr, docs, tfs, lengths)

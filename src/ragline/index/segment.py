@@ -156,6 +156,7 @@ class Segment:
         folder: Path | None = None,
         vectors: np.ndarray | None = None,
         ann: Any = None,
+        metadata: list[dict[str, Any]] | None = None,
     ) -> None:
         self.name, self.ids, self.hashes, self.sources, self.fields = name, ids, hashes, sources, fields
         self.folder = folder
@@ -163,7 +164,7 @@ class Segment:
         self._documents = documents  # in memory until written; then read back through the mmap
         self._offsets: np.ndarray | None = None
         self._map: mmap.mmap | None = None
-        self._metadata: list[dict[str, Any]] | None = None
+        self._metadata = metadata  # None: taken from ``documents`` or read from the folder when needed
         self._columns: dict[str, Column] = {}
         self._masks: OrderedDict[Node, tuple[np.ndarray, np.ndarray]] = OrderedDict()
 
@@ -245,6 +246,19 @@ class Segment:
             raise CorruptIndexError(
                 f"segment file {error.filename} is missing; restore the index from a backup or rebuild it"
             ) from None
+
+    def serve_from(self, folder: Path) -> None:
+        """After ``write``: read postings, vectors and stored text from the files in ``folder`` from now
+        on, so what was built in memory for them can be let go. Ids, hashes and metadata stay as they
+        are (reading them back would make a second copy while the documents are still held)."""
+        self._metadata = self.metadata
+        self.fields = {name: FieldPostings.load(folder, name) for name in self.fields}
+        if self.vectors is not None:
+            self.vectors = np.load(folder / "vectors.npy", mmap_mode="r")
+        self._offsets = np.load(folder / "docs.offsets.npy")
+        with open(folder / "docs.jsonl", "rb") as fh:
+            self._map = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if self._offsets[-1] else None
+        self.folder, self._documents = folder, None
 
     @classmethod
     def _read(cls, folder: Path, fields: dict[str, float], files: dict[str, int], vector_index: str) -> Segment:

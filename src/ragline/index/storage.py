@@ -20,6 +20,7 @@ import fcntl
 import json
 import os
 import shutil
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -187,24 +188,45 @@ def _load_segments(
     return segments, deleted
 
 
+def write_segment(path: Path, segment: Segment) -> dict[str, int]:
+    """Write ``segment`` into the index at ``path`` (fsynced); returns file name -> size for the manifest.
+
+    It is written under a temporary name and renamed, so a half-written folder is never taken for a
+    segment. No manifest names it yet: it is part of no commit, and the next commit's garbage
+    collection removes it if the commit that was to name it never swaps its manifest in. From then on
+    the segment serves its postings and text from the files (what it built in memory can go).
+    """
+    tmp = path / "segments" / f"{segment.name}.tmp"
+    files = segment.write(tmp)
+    tmp.rename(path / "segments" / segment.name)
+    fsync_directory(path / "segments")
+    segment.serve_from(path / "segments" / segment.name)
+    return files
+
+
 def write_segments(
-    path: Path | None, old: list[dict[str, Any]], segments: list[Segment], deleted: list[np.ndarray], gen: int
+    path: Path | None,
+    old: list[dict[str, Any]],
+    segments: list[Segment],
+    deleted: list[np.ndarray],
+    gen: int,
+    written: Mapping[str, dict[str, int]] | None = None,
 ) -> list[dict[str, Any]]:
     """The manifest's entries for commit ``gen`` of ``segments``, given the ``old`` commit's entries.
 
     Under ``path`` (None: in memory) the segments new to this commit and the changed delete sets are
-    written first (fsynced), so the manifest that names them can be swapped in after.
+    written first (fsynced), so the manifest that names them can be swapped in after. ``written``
+    (name -> files) are new segments already written by ``write_segment`` earlier in this commit.
     """
-    entries, by_name = [], {e["name"]: e for e in old}
+    entries, by_name, written = [], {e["name"]: e for e in old}, written or {}
     for seg, dead in zip(segments, deleted):
         entry = dict(by_name.get(seg.name) or {"name": seg.name})
         n_dead = int(dead.sum())
         if path is not None:
-            if seg.name not in by_name:
-                tmp = path / "segments" / f"{seg.name}.tmp"
-                entry["files"] = seg.write(tmp)
-                tmp.rename(path / "segments" / seg.name)
-                fsync_directory(path / "segments")
+            if seg.name in written:
+                entry["files"] = dict(written[seg.name])
+            elif seg.name not in by_name:
+                entry["files"] = write_segment(path, seg)
             if n_dead and n_dead != by_name.get(seg.name, {}).get("n_deleted", 0):
                 entry["deletes"] = f"{seg.name}.{gen:06d}.npy"
                 (path / "deletes").mkdir(exist_ok=True)

@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,6 +41,7 @@ from ragline.index.storage import (
     now,
     read_manifest,
     write_manifest,
+    write_segment,
     write_segments,
 )
 from ragline.index.vectors import AllowedRows
@@ -58,12 +59,41 @@ class SyncReport:
     unchanged: int = 0
 
 
+# Characters of pending text analyzed into one segment at a time (whole documents, so a little more):
+# building a segment's postings takes several times its text, so a commit of more text writes several
+# segments. A batch grows past this when the commit would otherwise write more than ``max_segments``
+# of them, so that one commit alone never forces a merge (merging costs more memory than building).
+COMMIT_BATCH_CHARS = 8 << 20
+
+
+def text_chars(document: Document) -> int:
+    """Characters of text a document brings to analysis (its title, text and index text)."""
+    return len(document.text) + len(document.title) + len(document.index_text or "")
+
+
+def text_batches(documents: list[Document], min_chars: int) -> Iterator[list[Document]]:
+    """``documents`` in order, cut into runs each closed once it holds ``min_chars`` characters of text
+    (all but the last run hold that many, so there are at most ``ceil(total / min_chars)`` runs)."""
+    start, chars = 0, 0
+    for i, doc in enumerate(documents):
+        chars += text_chars(doc)
+        if chars >= min_chars:
+            yield documents[start : i + 1]
+            start, chars = i + 1, 0
+    if start < len(documents):
+        yield documents[start:]
+
+
 class Index:
     """A searchable, updatable collection of documents (BM25 over segments, filters, stored text).
 
-    Changes (``add``, ``delete``, ``sync``) are staged and become one new segment and new delete sets
-    at ``commit``. ``path=None`` keeps everything in memory (evaluation runs use this).
+    Changes (``add``, ``delete``, ``sync``) are staged and become new segments and new delete sets at
+    ``commit``: one segment per ``commit_batch_chars`` characters of text or more (at most
+    ``max_segments`` of them), all made visible together by the one manifest swap. ``path=None``
+    keeps everything in memory (evaluation runs use this).
     """
+
+    commit_batch_chars: int = COMMIT_BATCH_CHARS
 
     def __init__(self, path: Path | None, settings: IndexSettings, manifest: dict[str, Any] | None = None) -> None:
         self.path, self.settings = path, settings
@@ -409,20 +439,26 @@ class Index:
             si, row = live[doc_id]
             deleted[si][row] = True
         segments = list(self.segments)
-        if self._pending:
-            documents = list(self._pending.values())
-            segments.append(
-                Segment.build(
-                    self._segment_name(gen),
-                    documents,
-                    self.settings.analyzer,
-                    self.settings.fields,
-                    vectors=self._vectors_for(documents) if self.settings.embedder else None,
-                    vector_index=self.settings.vector_index,
-                )
+        written: dict[str, dict[str, int]] = {}
+        pending = list(self._pending.values())
+        chars = sum(map(text_chars, pending))
+        batch_chars = max(self.commit_batch_chars, -(-chars // max(self.settings.max_segments, 1)))
+        for documents in text_batches(pending, batch_chars):
+            segment = Segment.build(
+                self._segment_name(gen),
+                documents,
+                self.settings.analyzer,
+                self.settings.fields,
+                vectors=self._vectors_for(documents) if self.settings.embedder else None,
+                vector_index=self.settings.vector_index,
             )
-            deleted.append(np.zeros(len(segments[-1]), dtype=bool))
-        self._publish(gen, segments, deleted)
+            if self.path is not None:
+                # Written now (then served from its files, so the postings built for this batch leave
+                # memory before the next batch is analyzed), named by the manifest only at the swap below.
+                written[segment.name] = write_segment(self.path, segment)
+            segments.append(segment)
+            deleted.append(np.zeros(len(segment), dtype=bool))
+        self._publish(gen, segments, deleted, written)
         self._pending.clear()
         self._pending_deletes.clear()
         self._pending_vectors.clear()
@@ -461,12 +497,18 @@ class Index:
     def _segment_name(self, gen: int) -> str:
         return f"seg-{gen:06d}-{secrets.token_hex(3)}"
 
-    def _publish(self, gen: int, segments: list[Segment], deleted: list[np.ndarray]) -> None:
-        """Write what is new, swap the manifest, then adopt the new state (and clean up)."""
+    def _publish(
+        self,
+        gen: int,
+        segments: list[Segment],
+        deleted: list[np.ndarray],
+        written: dict[str, dict[str, int]] | None = None,
+    ) -> None:
+        """Write what is new (``written``: segments already written), swap the manifest, then adopt it."""
         manifest = dict(self.manifest, generation=gen, committed_at=now(), ragline_version=__version__)
         if self._embedder is not None:
             manifest["embedder"] = embedder_stamp(self.settings.embedder, self._embedder)
-        manifest["segments"] = write_segments(self.path, self.manifest["segments"], segments, deleted, gen)
+        manifest["segments"] = write_segments(self.path, self.manifest["segments"], segments, deleted, gen, written)
         if self.path is not None:
             write_manifest(self.path, manifest)
         self._adopt(manifest, segments, deleted)
