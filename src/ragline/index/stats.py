@@ -57,7 +57,9 @@ class CollectionStats:
             live = ~dead if dead.any() else None
             for f, postings in seg.fields.items():
                 np.add.at(df[f], seg_l2g[f], postings.live_df(live))
-                total[f] += float(postings.lengths.sum() if live is None else postings.lengths[live].sum())
+                # float64: a float32 sum is inexact past 2**24 tokens, and batched builds must score as one segment
+                lengths = postings.lengths if live is None else postings.lengths[live]
+                total[f] += float(lengths.sum(dtype=np.float64))
         avg = {f: total[f] / n_live if n_live else 0.0 for f in fields}
         masks = [d if d.any() else NO_MASK for d in deleted]
         return cls(vocab, l2g, g2l, df, avg, n_live, masks)
