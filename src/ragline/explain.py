@@ -57,7 +57,7 @@ def bm25_explanation(index: Index, query: str, doc_id: str, bm25: BM25Params | N
     segment = index.segments[si]
     terms = index.settings.analyzer(query)
     # The collection statistics (live df, N, average lengths, IDF) of the current commit, as searched.
-    scorer = index._scorer(params)
+    scorer = index.bm25_scorer(params)
     vocab, n_docs = scorer["vocab"], scorer["n"]
     gids = [vocab[t] for t in terms if t in vocab]
     absent = absent_weight(params)

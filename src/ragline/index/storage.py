@@ -250,3 +250,23 @@ def collect_garbage(path: Path, manifest: dict[str, Any]) -> None:
     for file in (path / "deletes").glob("*") if (path / "deletes").exists() else []:
         if file.name not in deletes:
             file.unlink(missing_ok=True)
+
+
+def index_info(index: Any) -> dict[str, Any]:
+    """What ``Index.info`` reports: documents, deletes, segments, size on disk, generation and stamps."""
+    manifest = index.manifest
+    return {
+        "path": str(index.path) if index.path else None,
+        "documents": len(index),
+        "deleted": int(sum(d.sum() for d in index.deleted)),
+        "segments": [
+            {"name": s.name, "rows": len(s), "deleted": int(d.sum())} for s, d in zip(index.segments, index.deleted)
+        ],
+        "size_bytes": folder_bytes(index.path) if index.path else 0,
+        "generation": index.generation,
+        "format": manifest["format"],
+        "ragline_version": manifest["ragline_version"],
+        "created_at": manifest["created_at"],
+        "committed_at": manifest["committed_at"],
+        "settings": manifest["settings"],
+    }

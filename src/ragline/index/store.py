@@ -12,8 +12,7 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import Collection, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ import numpy as np
 from ragline import __version__
 from ragline.errors import ConfigError, IndexMismatchError
 from ragline.index.bm25 import BM25Params
+from ragline.index.changes import COMMIT_BATCH_CHARS, SyncReport, build_batches, compare_with_index
 from ragline.index.dense import VectorMasks, embedder_stamp, load_index_embedder, search_vector, vectors_for
 from ragline.index.filters import FilterLike, parse_filter
 from ragline.index.merge import merge_segments, segments_to_merge
@@ -35,13 +35,12 @@ from ragline.index.storage import (
     Commit,
     WriterLock,
     collect_garbage,
-    folder_bytes,
+    index_info,
     load_commit,
     new_manifest,
     now,
     read_manifest,
     write_manifest,
-    write_segment,
     write_segments,
 )
 from ragline.index.vectors import AllowedRows
@@ -49,39 +48,6 @@ from ragline.text import Analyzer, get_analyzer
 from ragline.types import Document, Hit, document_id_of
 
 __all__ = ["FORMAT", "MANIFEST", "Index", "IndexSettings", "SyncReport"]
-
-
-@dataclass
-class SyncReport:
-    added: int = 0
-    updated: int = 0
-    deleted: int = 0
-    unchanged: int = 0
-
-
-# Characters of pending text analyzed into one segment at a time (whole documents, so a little more):
-# building a segment's postings takes several times its text, so a commit of more text writes several
-# segments. A batch grows past this when the commit would otherwise write more than ``max_segments``
-# of them, so that one commit alone never forces a merge (merging costs more memory than building).
-COMMIT_BATCH_CHARS = 8 << 20
-
-
-def text_chars(document: Document) -> int:
-    """Characters of text a document brings to analysis (its title, text and index text)."""
-    return len(document.text) + len(document.title) + len(document.index_text or "")
-
-
-def text_batches(documents: list[Document], min_chars: int) -> Iterator[list[Document]]:
-    """``documents`` in order, cut into runs each closed once it holds ``min_chars`` characters of text
-    (all but the last run hold that many, so there are at most ``ceil(total / min_chars)`` runs)."""
-    start, chars = 0, 0
-    for i, doc in enumerate(documents):
-        chars += text_chars(doc)
-        if chars >= min_chars:
-            yield documents[start : i + 1]
-            start, chars = i + 1, 0
-    if start < len(documents):
-        yield documents[start:]
 
 
 class Index:
@@ -227,22 +193,8 @@ class Index:
                 yield seg.document(int(row))
 
     def info(self) -> dict[str, Any]:
-        size = folder_bytes(self.path) if self.path else 0
-        return {
-            "path": str(self.path) if self.path else None,
-            "documents": len(self),
-            "deleted": int(sum(d.sum() for d in self.deleted)),
-            "segments": [
-                {"name": s.name, "rows": len(s), "deleted": int(d.sum())} for s, d in zip(self.segments, self.deleted)
-            ],
-            "size_bytes": size,
-            "generation": self.generation,
-            "format": self.manifest["format"],
-            "ragline_version": self.manifest["ragline_version"],
-            "created_at": self.manifest["created_at"],
-            "committed_at": self.manifest["committed_at"],
-            "settings": self.manifest["settings"],
-        }
+        """Documents, deletes, segments, size on disk, generation and the stamps of the manifest."""
+        return index_info(self)
 
     # -- BM25 search --------------------------------------------------------------------------------
     def search(self, query: str, k: int = 10, filter: FilterLike = None, bm25: BM25Params | None = None) -> list[Hit]:
@@ -315,8 +267,6 @@ class Index:
             stats, fields = self.collection_stats(), self.settings.fields
             self._scorers[params] = BM25Scorer.build(stats, self.segments, fields, params)
         return self._scorers[params]
-
-    _scorer = bm25_scorer  # the name ``explain`` and the scorer experiments call
 
     def _invalidate(self) -> None:
         self._collection_stats = None
@@ -400,21 +350,12 @@ class Index:
         ``<id>#<n>`` (sources that failed to load this time keep what an earlier run indexed).
         """
         self._lock()  # first: taking the lock loads a newer commit, which is what to compare with
-        report, seen, live = SyncReport(), set(), self.id_map()
-        changed = []
-        for doc in documents:
-            seen.add(doc.id)
-            where = live.get(doc.id)
-            if where is None:
-                report.added += 1
-                changed.append(doc)
-            elif self.segments[where[0]].hashes[where[1]] != doc.hash:
-                report.updated += 1
-                changed.append(doc)
-            else:
-                report.unchanged += 1
-                self._pending.pop(doc.id, None)  # the committed version is the one wanted: unstage
-                self._pending_deletes.discard(doc.id)
+        live = self.id_map()
+        hash_at = lambda si, row: self.segments[si].hashes[row]  # noqa: E731 (a key into this commit's rows)
+        report, changed, unchanged, seen = compare_with_index(documents, live, hash_at)
+        for doc_id in unchanged:  # the committed version is the one wanted: unstage
+            self._pending.pop(doc_id, None)
+            self._pending_deletes.discard(doc_id)
         self.add(changed)
         if prune:
             for doc_id in [d for d in self._pending if d not in seen and d not in keep]:
@@ -440,22 +381,9 @@ class Index:
             deleted[si][row] = True
         segments = list(self.segments)
         written: dict[str, dict[str, int]] = {}
-        pending = list(self._pending.values())
-        chars = sum(map(text_chars, pending))
-        batch_chars = max(self.commit_batch_chars, -(-chars // max(self.settings.max_segments, 1)))
-        for documents in text_batches(pending, batch_chars):
-            segment = Segment.build(
-                self._segment_name(gen),
-                documents,
-                self.settings.analyzer,
-                self.settings.fields,
-                vectors=self._vectors_for(documents) if self.settings.embedder else None,
-                vector_index=self.settings.vector_index,
-            )
-            if self.path is not None:
-                # Written now (then served from its files, so the postings built for this batch leave
-                # memory before the next batch is analyzed), named by the manifest only at the swap below.
-                written[segment.name] = write_segment(self.path, segment)
+        for segment, files in build_batches(self, list(self._pending.values()), gen):
+            if files is not None:
+                written[segment.name] = files
             segments.append(segment)
             deleted.append(np.zeros(len(segment), dtype=bool))
         self._publish(gen, segments, deleted, written)

@@ -57,7 +57,7 @@ def stuffing_probe(workload: Workload, scorers: dict[str, BM25Params | None], n_
     """Add, for each probed query, a document repeating its rarest term 40 times (and nothing else of
     it); report where each scorer ranks the stuffed document and the gold one."""
     index = workload.index
-    analyzer, stats = index.settings.analyzer, index._scorer(index.settings.bm25)
+    analyzer, stats = index.settings.analyzer, index.bm25_scorer(index.settings.bm25)
     probed: list[tuple[Query, str]] = []
     for q in workload.queries:
         known = [t for t in dict.fromkeys(analyzer(q.text)) if t in stats["vocab"]]

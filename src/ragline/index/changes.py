@@ -1,0 +1,84 @@
+"""Staged changes: what a sync would change, and the batches a commit analyzes into segments.
+
+``compare_with_index`` sorts incoming documents into added, updated and unchanged by id and content hash.
+``build_batches`` cuts a commit's pending documents into runs of at least ``COMMIT_BATCH_CHARS`` characters,
+builds a segment of each and (on disk) writes it before the next is analyzed, so one large commit never
+holds every chunk's postings at once; the manifest swap alone makes them visible.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from ragline.index.segment import Segment
+from ragline.index.storage import write_segment
+from ragline.types import Document
+
+
+@dataclass
+class SyncReport:
+    added: int = 0
+    updated: int = 0
+    deleted: int = 0
+    unchanged: int = 0
+
+
+# Characters of pending text analyzed into one segment at a time (whole documents, so a little more):
+# building a segment's postings takes several times its text, so a commit of more text writes several
+# segments. A batch grows past this when the commit would otherwise write more than ``max_segments``
+# of them, so that one commit alone never forces a merge (merging costs more memory than building).
+COMMIT_BATCH_CHARS = 8 << 20
+
+
+def text_chars(document: Document) -> int:
+    """Characters of text a document brings to analysis (its title, text and index text)."""
+    return len(document.text) + len(document.title) + len(document.index_text or "")
+
+
+def text_batches(documents: list[Document], min_chars: int) -> Iterator[list[Document]]:
+    """``documents`` in order, cut into runs each closed once it holds ``min_chars`` characters of text
+    (all but the last run hold that many, so there are at most ``ceil(total / min_chars)`` runs)."""
+    start, chars = 0, 0
+    for i, doc in enumerate(documents):
+        chars += text_chars(doc)
+        if chars >= min_chars:
+            yield documents[start : i + 1]
+            start, chars = i + 1, 0
+    if start < len(documents):
+        yield documents[start:]
+
+
+def compare_with_index(
+    documents: Iterable[Document], live: dict[str, tuple[int, int]], hash_at: Callable[[int, int], str]
+) -> tuple[SyncReport, list[Document], list[str], set[str]]:
+    """(counts, documents to write, ids already as wanted, ids seen) of ``documents`` against the live ones."""
+    report, changed, unchanged, seen = SyncReport(), [], [], set()
+    for doc in documents:
+        seen.add(doc.id)
+        where = live.get(doc.id)
+        if where is None:
+            report.added += 1
+            changed.append(doc)
+        elif hash_at(*where) != doc.hash:
+            report.updated += 1
+            changed.append(doc)
+        else:
+            report.unchanged += 1
+            unchanged.append(doc.id)
+    return report, changed, unchanged, seen
+
+
+def build_batches(index: Any, pending: list[Document], gen: int) -> Iterator[tuple[Segment, dict[str, int] | None]]:
+    """Each batch of ``pending`` as a new segment of ``index`` (and its written files, on disk), in order."""
+    settings = index.settings
+    chars = sum(map(text_chars, pending))
+    batch_chars = max(index.commit_batch_chars, -(-chars // max(settings.max_segments, 1)))
+    for documents in text_batches(pending, batch_chars):
+        vectors = index._vectors_for(documents) if settings.embedder else None
+        segment = Segment.build(index._segment_name(gen), documents, settings.analyzer, settings.fields,
+                                vectors=vectors, vector_index=settings.vector_index)  # fmt: skip
+        # Written now (then served from its files, so the postings built for this batch leave memory
+        # before the next batch is analyzed), named by the manifest only at the swap.
+        yield segment, write_segment(index.path, segment) if index.path is not None else None
