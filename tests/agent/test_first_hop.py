@@ -9,24 +9,11 @@ import pytest
 from ragline.agent.loop import AgentSettings, MultiHopAgent
 from ragline.answer.pipeline import RAGPipeline
 from ragline.config import load_config
-from ragline.corpora.orrin import TRAIN_SEED, build_orrin
 from ragline.errors import ConfigError
 from ragline.eval.answers import grade_question
-from ragline.index import Index
 from ragline.index.filters import acl_filter
-from ragline.ingest.pipeline import IngestConfig, chunk_documents
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def world():
-    corpus = build_orrin(TRAIN_SEED)
-    index = Index.create(None)
-    chunks, _ = chunk_documents(corpus.documents, IngestConfig("fixed:size=100,overlap=30", "breadcrumb"))
-    index.add(chunks)
-    index.commit()
-    return corpus, index
 
 
 def first_query(answer) -> str:

@@ -15,25 +15,13 @@ from ragline.agent.trace import render
 from ragline.answer.pipeline import RAGPipeline
 from ragline.components import build
 from ragline.config import load_config
-from ragline.corpora.orrin import TRAIN_SEED, build_orrin
 from ragline.errors import ConfigError
 from ragline.eval.answers import grade_question
 from ragline.index import Index
 from ragline.index.filters import acl_filter
-from ragline.ingest.pipeline import IngestConfig, chunk_documents
 from ragline.types import Hit
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def world():
-    corpus = build_orrin(TRAIN_SEED)
-    index = Index.create(None)
-    chunks, _ = chunk_documents(corpus.documents, IngestConfig("fixed:size=100,overlap=30", "breadcrumb"))
-    index.add(chunks)
-    index.commit()
-    return corpus, index
 
 
 def bm25_agent(index: Index, **settings) -> MultiHopAgent:
