@@ -28,11 +28,24 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(line, ensure_ascii=False, default=str)
 
 
+class _StderrHandler(logging.StreamHandler):
+    """Writes to ``sys.stderr`` as it is when a line is logged, not as it was when the server started
+    (a server thread outlives a test's captured stderr; a log line must never hit a closed file)."""
+
+    @property  # type: ignore[override]
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:  # StreamHandler.__init__ assigns it; the property decides
+        pass
+
+
 def configure(level: str = "info", stream: Any = None) -> logging.Logger:
-    """The server's logger, writing JSON lines to ``stream`` (stderr)."""
+    """The server's logger, writing JSON lines to ``stream`` (default: the current stderr)."""
     logger = logging.getLogger(LOGGER)
     logger.handlers.clear()
-    handler = logging.StreamHandler(stream or sys.stderr)
+    handler = logging.StreamHandler(stream) if stream is not None else _StderrHandler()
     handler.setFormatter(JsonFormatter())
     logger.addHandler(handler)
     logger.setLevel(level.upper())
