@@ -32,7 +32,7 @@ from ragline.components import register
 from ragline.errors import ConfigError
 from ragline.ingest.chunkers import split_sentences
 from ragline.ingest.markdown import Section, enclosing_section, parse_section_id, sections_of
-from ragline.types import Document, Hit
+from ragline.types import Document, Hit, document_id_of
 
 EXPANSIONS = ("chunk", "section", "sentences")
 Fetch = Callable[[str], Document | None]
@@ -282,8 +282,7 @@ class SmallToBigExpander:
         if self._chunks_of is None or self._generation != self.index.generation:
             grouped: dict[str, list[str]] = {}
             for chunk_id in self.index.id_map():
-                head, sep, tail = chunk_id.rpartition("#")
-                grouped.setdefault(head if sep and tail.isdigit() else chunk_id, []).append(chunk_id)
+                grouped.setdefault(document_id_of(chunk_id), []).append(chunk_id)
             self._chunks_of, self._generation = grouped, self.index.generation
         chunks = [c for c in (self.index.get(i) for i in self._chunks_of.get(doc_id, ())) if c is not None]
         return rebuild_document(doc_id, chunks)
