@@ -124,15 +124,10 @@ def filter_of(question: Question) -> Any:
     return acl_filter(question.user_groups)
 
 
-def document_of(hit: Any) -> str:
-    from ragline.answer.context import document_id
-
-    return document_id(hit)
-
 
 def hit_at(hits: list[Any], gold: list[str]) -> float:
     """1.0 when a hit belongs to a gold document."""
-    return 1.0 if any(document_of(h) in gold for h in hits) else 0.0
+    return 1.0 if any(h.document_id in gold for h in hits) else 0.0
 
 
 def grade(question: Question, answer: Any, context: Any) -> str:

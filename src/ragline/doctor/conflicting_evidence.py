@@ -17,7 +17,7 @@ import time
 from typing import Any
 
 from ragline.corpora.base import Question
-from ragline.doctor.base import DoctorRun, ProbeResult, cannot_run, document_of, filter_of, grade
+from ragline.doctor.base import DoctorRun, ProbeResult, cannot_run, filter_of, grade
 from ragline.doctor.rules import rate_rule
 
 NAME = "conflicting evidence"
@@ -32,7 +32,7 @@ def failure(question: Question, answer: Any, context: Any) -> str | None:
     """Why ``answer`` fails ``question`` on conflicting evidence (None: it does not)."""
     if question.type == "change":
         cited = {c.chunk_id for c in answer.citations}
-        if not set(question.gold_doc_ids) <= {document_of(s.hit) for s in context.sources if s.hit.doc_id in cited}:
+        if not set(question.gold_doc_ids) <= {s.hit.document_id for s in context.sources if s.hit.doc_id in cited}:
             return "change not cited from both versions"
         return None
     if answer.abstained:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragline.answer.context import Context, document_id
+from ragline.answer.context import Context
 from ragline.config import PipelineConfig
 from ragline.errors import ConfigError, RaglineError
 from ragline.index import Index
@@ -110,11 +110,7 @@ class Engine:
     def document(self, principal: Principal, doc_id: str) -> list[Hit] | None:
         """The chunks of document ``doc_id`` in order, as hits; None when there is none the principal may read."""
         with self.index_lock:
-            chunks = [
-                d
-                for d in self.index.documents()
-                if document_id(Hit(d.id, 0.0, 0, d.title, d.text, d.metadata, d.parent)) == doc_id
-            ]
+            chunks = [d for d in self.index.documents() if d.document_id == doc_id]
         visible = [c for c in chunks if principal.can_read(c.metadata.get("acl"))]
         if not visible:  # not found and not allowed look the same: the reply never says what exists
             return None
