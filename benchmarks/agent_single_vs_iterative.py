@@ -181,8 +181,11 @@ def load_sets(names: Sequence[str], config: Any, hotpotqa: str) -> list[QASet]:
 
 
 def sample(questions: Sequence[Any], n: int, seed: int = 0) -> list[Any]:
-    """A fixed seeded sample of ``n`` questions, in the set's order."""
-    chosen = set(random.Random(seed).sample(range(len(questions)), min(n, len(questions))))
+    """A fixed seeded sample of ``n`` questions, in the set's order: the first ``n`` of one seeded shuffle,
+    so a larger ``n`` extends a smaller one and the cached replies of the smaller run are reused."""
+    order = list(range(len(questions)))
+    random.Random(seed).shuffle(order)
+    chosen = set(order[:n])
     return [q for i, q in enumerate(questions) if i in chosen]
 
 
