@@ -1,8 +1,12 @@
-"""Query transforms that need no model: RM3 pseudo-relevance feedback and thesaurus (synonym) expansion.
+"""Query transforms: RM3 feedback and thesaurus expansion (no model); LLM rewrite, multi-query, HyDE, decomposition.
 
 A transform turns a query into weighted queries (``ragline.roles.QueryTransform``); the pipeline, or the
-``transformed`` retriever below, ranks each and fuses the runs with their weights. Both transforms keep
-the original query as the first, weight 1, so a feedback query adds evidence and never replaces it.
+``transformed`` retriever below, ranks each and fuses the runs with their weights. Every transform keeps
+the original query as the first, weight 1, so an added query adds evidence and never replaces it.
+
+A transform that reads documents (RM3 reads its feedback documents) takes the search's ``filter``, so
+that it only reads what the principal may read: terms from a document the user may not see would leak
+what it says into the query and so into the results.
 
 * ``rm3``: relevance model 3 (Lavrenko & Croft, "Relevance-Based Language Models", SIGIR 2001; RM3 as in
   Abdul-Jaleel et al., UMass at TREC 2004, and Anserini). The first stage's top ``fb_docs`` documents form
@@ -12,15 +16,32 @@ the original query as the first, weight 1, so a feedback query adds evidence and
   fusing the two runs instead.
 * ``synonyms``: the lecture's thesaurus groups: a file with one group per line (``car, automobile, auto``);
   a query with a word of a group gets a second query with the group's other words added.
+
+The LLM transforms read only the query, so their replies carry no document text; they go through the
+reply cache (``CachedLLM``), greedy and seeded, so a rerun asks the model nothing. ``model=SPEC`` (a
+``load_llm`` spec, default the packaged Qwen) is loaded at the first query unless a model is passed in.
+
+* ``rewrite``: the query rewritten for search (Ma et al., "Query Rewriting for Retrieval-Augmented
+  LLMs", 2023), weight ``weight``.
+* ``multi-query``: ``n`` paraphrases, each weight 1, fused with the original (RRF in the ``transformed``
+  retriever: RAG-Fusion, Rackauckas 2024).
+* ``hyde``: a hypothetical passage that answers the query (Gao et al., "Precise Zero-Shot Dense
+  Retrieval without Relevance Labels", 2022). Its query is the passage's text for word-matching legs
+  and, for dense legs, the mean of the passage's and the query's unit vectors (a ``VectorQuery``).
+* ``decompose``: the sub-questions of the agent's ``LLMDecomposer`` (or ``decomposer=rules``), each
+  weight ``weight``; a hop's ``{bridge}`` slot, unknown before reading, is left out.
 """
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from ragline.components import build, register
 from ragline.errors import ConfigError, InputError
@@ -60,9 +81,12 @@ class RM3:
         self.first = build("retriever", first, index=index)
         self.stems = _Stems(index.settings.analyzer)
 
-    def expansion_terms(self, query: str) -> list[tuple[str, float]]:
-        """The relevance model's best (word, probability) pairs outside the query, best first."""
-        ranked = self.first.rank(query, self.fb_docs)
+    def expansion_terms(self, query: str, filter: FilterLike = None) -> list[tuple[str, float]]:
+        """The relevance model's best (word, probability) pairs outside the query, best first.
+
+        The feedback documents are retrieved under ``filter``: only documents the principal may read.
+        """
+        ranked = self.first.rank(query, self.fb_docs, filter)
         total = sum(max(score, 0.0) for _, score in ranked)
         if not ranked or total <= 0:
             return []
@@ -87,8 +111,8 @@ class RM3:
         best = [(s, p) for s, p in model.most_common() if s not in in_query and not s.isdigit()][: self.fb_terms]
         return [(surface[s].most_common(1)[0][0], p) for s, p in best]
 
-    def transform(self, query: str) -> list[tuple[str, float]]:
-        terms = self.expansion_terms(query)
+    def transform(self, query: str, filter: FilterLike = None) -> list[tuple[str, float]]:
+        terms = self.expansion_terms(query, filter)
         if not terms:
             return [(query, 1.0)]
         return [(query, 1.0), (" ".join(word for word, _ in terms), self.weight)]
@@ -178,13 +202,207 @@ class TransformedRetriever(Retriever):
         return needs_embeddings(params.get("first", "bm25"))
 
     def rank(self, query: str, k: int = 10, filter: FilterLike = None) -> Ranked:
-        queries = [q for t in self.transforms for q in t.transform(query)] or [(query, 1.0)]
-        if len(queries) == 1:
+        queries = [q for t in self.transforms for q in weighted_queries(t, query, filter)] or [(query, 1.0)]
+        if len(queries) == 1 and getattr(queries[0][0], "vector", None) is None:
             return self.first.rank(queries[0][0], k, filter)
         depth = max(self.depth, k)
-        runs = [dict(self.first.rank(q, depth, filter)) for q, _ in queries]
+        runs = [dict(rank_query(self.first, q, depth, filter)) for q, _ in queries]
         return rank(fuse(self.fuser, runs, weights=[w for _, w in queries]), k)
 
     def config(self) -> dict[str, Any]:
         return {"name": self.name, "first": self.first.config(), "transforms": [t.config() for t in self.transforms],
                 "fuser": self.fuser, "depth": self.depth}  # fmt: skip
+
+
+def weighted_queries(transform: Any, query: str, filter: FilterLike = None) -> list[tuple[str, float]]:
+    """``transform``'s queries for ``query``; ``filter`` reaches a transform that reads documents (takes one)."""
+    if "filter" in inspect.signature(transform.transform).parameters:
+        return transform.transform(query, filter=filter)
+    return transform.transform(query)
+
+
+class VectorQuery(str):
+    """A query's text that carries the vector its dense legs search with (HyDE's averaged vector).
+
+    A ``str``, so every retriever and fuser takes it as text; :func:`rank_query` gives the vector to
+    dense legs.
+    """
+
+    vector: np.ndarray
+
+    def __new__(cls, text: str, vector: np.ndarray) -> VectorQuery:
+        query = super().__new__(cls, text)
+        query.vector = np.asarray(vector, dtype=np.float32)
+        return query
+
+
+def rank_query(retriever: Retriever, query: str, k: int, filter: FilterLike = None) -> Ranked:
+    """``retriever.rank(query, ...)``; a ``VectorQuery``'s vector replaces the embedded text in dense legs.
+
+    A dense retriever searches the vector; a hybrid one runs each leg this way and fuses them as it
+    would; any other retriever ranks the text.
+    """
+    from ragline.retrieve.dense import DenseRetriever
+    from ragline.retrieve.hybrid import HybridRetriever
+
+    vector = getattr(query, "vector", None)
+    if vector is None:
+        return retriever.rank(query, k, filter)
+    if isinstance(retriever, DenseRetriever):
+        segments = retriever.index.segments
+        return [(segments[si].ids[row], score) for si, row, score in retriever.index.search_vector(vector, k, filter)]
+    if isinstance(retriever, HybridRetriever):
+        runs = [dict(rank_query(leg, query, max(retriever.depth, k), filter)) for leg in retriever.legs]
+        return rank(fuse(retriever.fuser, runs, **retriever.fuser_params), k)
+    return retriever.rank(str(query), k, filter)
+
+
+class _LLMTransform:
+    """What the LLM transforms share: the model (loaded at the first query), one cached, greedy call."""
+
+    name = ""
+
+    def __init__(self, llm: Any = None, model: str | None = None, max_tokens: int = 96, seed: int = 0) -> None:
+        from ragline.models.llm import CachedLLM
+
+        if int(max_tokens) < 1:
+            raise ConfigError(f"query transform {self.name!r}: max_tokens must be >= 1, got {max_tokens}")
+        self._llm = llm if llm is None or isinstance(llm, CachedLLM) else CachedLLM(llm)
+        self.model, self.max_tokens, self.seed = model, int(max_tokens), int(seed)
+        self.calls = 0
+
+    @property
+    def llm(self) -> Any:
+        if self._llm is None:
+            from ragline.models.llm import shared_llm
+
+            self._llm = shared_llm(self.model)
+        return self._llm
+
+    def ask(self, prompt: str) -> str:
+        self.calls += 1
+        messages = [{"role": "user", "content": prompt}]
+        return self.llm.chat(messages, max_tokens=self.max_tokens, seed=self.seed).strip()
+
+    def config(self) -> dict[str, Any]:
+        model = self._llm.id if self._llm is not None else (self.model or "default")
+        return {"name": self.name, "model": model, "max_tokens": self.max_tokens, "seed": self.seed}
+
+
+def reply_lines(reply: str, query: str) -> list[str]:
+    """The distinct non-empty lines of a reply, list markers and quotes removed, none equal to ``query``."""
+    seen, out = {query.strip().lower()}, []
+    for line in reply.splitlines():
+        line = re.sub(r"^\s*(?:\d+[.):]|[-*\u2022]|(?:query|question)\s*\d*:)\s*", "", line, flags=re.I)
+        line = line.strip().strip("\"'").strip()
+        if len(line) > 3 and line.lower() not in seen:
+            seen.add(line.lower())
+            out.append(line)
+    return out
+
+
+@register("query_transform", "rewrite")
+class LLMRewrite(_LLMTransform):
+    """The LLM's rewrite of the query for search, beside the query (weight=W; model=SPEC)."""
+
+    name = "rewrite"
+    PROMPT = ("Rewrite this question as a search query for a document collection. Use the words a document that "
+              "answers it would use. Write only the query.\n\nQuestion: ")  # fmt: skip
+
+    def __init__(self, llm: Any = None, model: str | None = None, weight: float = 1.0, **options: Any) -> None:
+        super().__init__(llm, model, **options)
+        self.weight = float(weight)
+
+    def transform(self, query: str) -> list[tuple[str, float]]:
+        lines = reply_lines(self.ask(self.PROMPT + query), query)
+        return [(query, 1.0), (lines[0], self.weight)] if lines else [(query, 1.0)]
+
+    def config(self) -> dict[str, Any]:
+        return {**super().config(), "weight": self.weight}
+
+
+@register("query_transform", "multi-query")
+class MultiQuery(_LLMTransform):
+    """n LLM paraphrases of the query, each weight 1, fused with it (RAG-Fusion; n=3, model=SPEC)."""
+
+    name = "multi-query"
+    PROMPT = ("Write {n} different search queries that ask the same as this question, with other words. "
+              "One query per line, nothing else.\n\nQuestion: ")  # fmt: skip
+
+    def __init__(self, llm: Any = None, model: str | None = None, n: int = 3, **options: Any) -> None:
+        super().__init__(llm, model, **options)
+        if int(n) < 1:
+            raise ConfigError(f"query transform 'multi-query': n must be >= 1, got {n}")
+        self.n = int(n)
+
+    def transform(self, query: str) -> list[tuple[str, float]]:
+        lines = reply_lines(self.ask(self.PROMPT.format(n=self.n) + query), query)
+        return [(query, 1.0)] + [(line, 1.0) for line in lines[: self.n]]
+
+    def config(self) -> dict[str, Any]:
+        return {**super().config(), "n": self.n}
+
+
+@register("query_transform", "hyde")
+class HyDE(_LLMTransform):
+    """A hypothetical passage answering the query; dense legs search its vector averaged with the query's."""
+
+    name = "hyde"
+    PROMPT = "Write a short passage, two sentences, that answers this question.\n\nQuestion: "
+
+    def __init__(
+        self, index: Index, llm: Any = None, model: str | None = None, weight: float = 1.0, **options: Any
+    ) -> None:
+        options.setdefault("max_tokens", 80)
+        super().__init__(llm, model, **options)
+        self.index, self.weight = index, float(weight)
+
+    def transform(self, query: str) -> list[tuple[str, float]]:
+        passage = " ".join(self.ask(self.PROMPT + query).split())
+        if not passage:
+            return [(query, 1.0)]
+        if not self.index.settings.embedder:
+            return [(query, 1.0), (passage, self.weight)]
+        vectors = np.asarray(self.index.embedder.embed_queries([query, passage]), dtype=np.float64)
+        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        mean = vectors.mean(axis=0)
+        return [(query, 1.0), (VectorQuery(passage, mean / max(float(np.linalg.norm(mean)), 1e-12)), self.weight)]
+
+    def config(self) -> dict[str, Any]:
+        return {**super().config(), "weight": self.weight}
+
+
+@register("query_transform", "decompose")
+class Decompose(_LLMTransform):
+    """The query's sub-questions (the agent's decomposer: decomposer=llm|rules), each weight=W."""
+
+    name = "decompose"
+
+    def __init__(
+        self, llm: Any = None, model: str | None = None, decomposer: str = "llm", weight: float = 1.0, **options: Any
+    ) -> None:
+        if decomposer not in ("llm", "rules"):
+            raise ConfigError(f"query transform 'decompose': decomposer is llm or rules, got {decomposer!r}")
+        super().__init__(llm, model, **options)
+        self.decomposer_name, self.weight = decomposer, float(weight)
+        self._decomposer: Any = None
+
+    @property
+    def decomposer(self) -> Any:
+        from ragline.agent.decompose import LLMDecomposer, RuleDecomposer
+
+        if self._decomposer is None:
+            rules = self.decomposer_name == "rules"
+            self._decomposer = RuleDecomposer() if rules else LLMDecomposer(self.llm, max_tokens=self.max_tokens)
+        return self._decomposer
+
+    def transform(self, query: str) -> list[tuple[str, float]]:
+        from ragline.agent.decompose import BRIDGE
+
+        self.calls += self.decomposer_name == "llm"
+        subs = [" ".join(hop.text.replace(BRIDGE, " ").split()) for hop in self.decomposer.decompose(query)]
+        subs = [s for s in dict.fromkeys(subs) if len(s) > 3 and s.lower() != query.strip().lower()]
+        return [(query, 1.0)] + [(s, self.weight) for s in subs]
+
+    def config(self) -> dict[str, Any]:
+        return {**super().config(), "decomposer": self.decomposer_name, "weight": self.weight}

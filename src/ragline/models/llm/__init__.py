@@ -18,12 +18,13 @@ from ragline.models.llm.base import (
     GenerationParams,
     Message,
     PromptTooLongError,
+    TopLogprobs,
     check_messages,
     check_prompt_fits,
 )
 from ragline.models.llm.cache import CachedLLM, LLMResponseCache, default_llm_cache_path
 from ragline.models.llm.http import HttpLLM, LLMConnectionError, LLMContextExceededError, LLMHTTPError
-from ragline.models.llm.load import DEFAULT_LLM, SPEC_FORMS, load_llm
+from ragline.models.llm.load import DEFAULT_LLM, SPEC_FORMS, load_llm, shared_llm
 from ragline.models.llm.local import LocalLLM
 
 __all__ = [
@@ -40,8 +41,10 @@ __all__ = [
     "LocalLLM",
     "Message",
     "PromptTooLongError",
+    "TopLogprobs",
     "check_messages",
     "check_prompt_fits",
     "default_llm_cache_path",
     "load_llm",
+    "shared_llm",
 ]

@@ -1,5 +1,9 @@
 """The one interface every LLM backend implements: chat, stream, count tokens, and an identity.
 
+Backends that can also report the next token's top log probabilities (llama.cpp's server and
+OpenAI's, through ``logprobs``/``top_logprobs``) implement :meth:`LLM.top_logprobs`; a pointwise
+LLM reranker reads P(yes) from it.
+
 Messages are OpenAI-style dicts, ``{"role": "system" | "user" | "assistant", "content": "..."}``. The
 defaults make generation deterministic: ``temperature=0`` is greedy decoding (the seed then plays no part),
 and a fixed ``seed`` makes sampling at ``temperature > 0`` repeatable on the same backend and weights.
@@ -18,9 +22,12 @@ from typing import Any
 from ragline.errors import ModelError
 
 Message = dict[str, str]
+TopLogprobs = list[tuple[str, float]]  # (token text, natural-log probability), likeliest first
 
 ROLES = frozenset({"system", "user", "assistant", "tool"})
 DEFAULT_MAX_TOKENS = 256
+DEFAULT_TOP_LOGPROBS = 10  # what a yes/no reranker needs: both answers are nearly always among them
+MAX_TOP_LOGPROBS = 20  # OpenAI's limit on top_logprobs
 # Tokens a chat template adds around each message (ChatML: "<|im_start|>role\n" ... "<|im_end|>\n" is 5).
 TEMPLATE_TOKENS_PER_MESSAGE = 8
 
@@ -54,6 +61,13 @@ class GenerationParams:
         if self.stop:
             body["stop"] = list(self.stop)
         return body
+
+
+def check_top(top: int) -> int:
+    """``top`` as the number of log probabilities to ask for; ValueError outside 1..MAX_TOP_LOGPROBS."""
+    if isinstance(top, bool) or not isinstance(top, int) or not 1 <= top <= MAX_TOP_LOGPROBS:
+        raise ValueError(f"top must be an integer in 1..{MAX_TOP_LOGPROBS}, got {top!r}")
+    return top
 
 
 def check_messages(messages: Sequence[Message]) -> list[Message]:
@@ -141,6 +155,14 @@ class LLM(ABC):
     @abstractmethod
     def count_tokens(self, text: str) -> int:
         """Number of tokens of ``text`` in this model's vocabulary (no special tokens added)."""
+
+    def top_logprobs(self, messages: Sequence[Message], top: int = DEFAULT_TOP_LOGPROBS, seed: int = 0) -> TopLogprobs:
+        """The ``top`` likeliest first tokens of the reply to ``messages``, with their natural-log probabilities.
+
+        Best first, as (token text, log probability) pairs. Not abstract: a backend that cannot report
+        them raises :class:`~ragline.errors.ModelError` saying so.
+        """
+        raise ModelError(f"{type(self).__name__} ({self.id}) does not report token log probabilities")
 
     def close(self) -> None:
         """Release what the backend holds. Safe to call twice. (Not abstract: many backends hold nothing.)"""

@@ -27,7 +27,16 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ragline.models.llm.base import DEFAULT_MAX_TOKENS, LLM, GenerationParams, Message, check_messages
+from ragline.models.llm.base import (
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_TOP_LOGPROBS,
+    LLM,
+    GenerationParams,
+    Message,
+    TopLogprobs,
+    check_messages,
+    check_top,
+)
 from ragline.paths import cache_root
 from ragline.sqlite_store import SqliteStore
 
@@ -60,9 +69,17 @@ def acl_scope(acls: Iterable[Any]) -> str:
 
 
 def request_key(
-    model_id: str, messages: Sequence[Message], params: GenerationParams, scope: str | None = None
+    model_id: str,
+    messages: Sequence[Message],
+    params: GenerationParams,
+    scope: str | None = None,
+    top_logprobs: int | None = None,
 ) -> tuple[str, str]:
-    """(key, canonical request JSON) of one generation; ``scope`` (see ``acl_scope``) joins the key when given."""
+    """(key, canonical request JSON) of one generation; ``scope`` (see ``acl_scope``) joins the key when given.
+
+    ``top_logprobs`` marks a request for the first token's log probabilities (not a reply's text): a
+    different answer to the same messages, so a different key.
+    """
     request: dict[str, Any] = {
         "model": model_id,
         "messages": [dict(message) for message in messages],
@@ -73,6 +90,8 @@ def request_key(
     }
     if scope is not None:
         request["scope"] = scope
+    if top_logprobs is not None:
+        request["top_logprobs"] = top_logprobs
     # sort_keys and fixed separators: the same request is the same bytes in every process and version.
     canonical = json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest(), canonical
@@ -169,6 +188,24 @@ class CachedLLM(LLM):
             pieces.append(piece)
             yield piece
         self.cache.put(key, self.llm.id, request, "".join(pieces))
+
+    def top_logprobs(
+        self, messages: Sequence[Message], top: int = DEFAULT_TOP_LOGPROBS, seed: int = 0, scope: str | None = None
+    ) -> TopLogprobs:
+        """The wrapped model's first-token log probabilities, from the cache when this request was seen.
+
+        Stored as JSON pairs; a request built from documents passes their ``scope`` (``acl_scope``).
+        """
+        params = GenerationParams.of(1, 0.0, seed, None)
+        key, request = request_key(self.llm.id, check_messages(messages), params, scope, check_top(top))
+        cached = self.cache.get(key)
+        if cached is not None:
+            self.hits += 1
+            return [(str(token), float(logprob)) for token, logprob in json.loads(cached)]
+        self.misses += 1
+        found = self.llm.top_logprobs(messages, top, seed)
+        self.cache.put(key, self.llm.id, request, json.dumps(found, ensure_ascii=False))
+        return found
 
     def count_tokens(self, text: str) -> int:
         return self.llm.count_tokens(text)

@@ -24,11 +24,14 @@ from typing import Any
 from ragline.errors import ModelError
 from ragline.models.llm.base import (
     DEFAULT_MAX_TOKENS,
+    DEFAULT_TOP_LOGPROBS,
     LLM,
     GenerationParams,
     Message,
+    TopLogprobs,
     check_messages,
     check_prompt_fits,
+    check_top,
 )
 
 RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
@@ -163,6 +166,27 @@ class HttpLLM(LLM):
         body = self._body(messages, params, stream=True)
         check_prompt_fits(self, body["messages"], params.max_tokens, self.context_tokens)
         return self._stream(body)
+
+    def top_logprobs(self, messages: Sequence[Message], top: int = DEFAULT_TOP_LOGPROBS, seed: int = 0) -> TopLogprobs:
+        """The first reply token's ``top`` alternatives, from the OpenAI fields ``logprobs`` and ``top_logprobs``.
+
+        One token is generated, greedily. llama.cpp's server answers these fields (``choices[0].logprobs.
+        content[0].top_logprobs``, each ``{"token", "logprob"}``), as do OpenAI and vLLM.
+        """
+        params = GenerationParams.of(1, 0.0, seed, None)
+        body = {**self._body(messages, params, stream=False), "logprobs": True, "top_logprobs": check_top(top)}
+        check_prompt_fits(self, body["messages"], params.max_tokens, self.context_tokens)
+        reply = self._post_json("/chat/completions", body)
+        try:
+            alternatives = reply["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
+            found = [(str(item["token"]), float(item["logprob"])) for item in alternatives]
+        except (KeyError, IndexError, TypeError, ValueError):
+            url = f"{self.base_url}/chat/completions"
+            raise ModelError(
+                f"{url} answered without choices[0].logprobs.content[0].top_logprobs (does the server support "
+                f"logprobs?): {snippet(json.dumps(reply))}"
+            ) from None
+        return sorted(found, key=lambda pair: -pair[1])
 
     def count_tokens(self, text: str) -> int:
         """Exact where the server tokenizes (llama.cpp's ``/tokenize``), else about one token per 4 bytes."""

@@ -13,6 +13,7 @@ Specs:
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit, urlunsplit
@@ -46,6 +47,26 @@ def load_llm(spec: str | None = None, **options: Any) -> LLM:
     if scheme == "openai" and rest:
         return _openai(rest, options)
     raise ConfigError(f"unknown LLM spec {spec!r}; use one of: {', '.join(SPEC_FORMS)}")
+
+
+_shared: dict[str, Any] = {}
+_shared_lock = threading.Lock()
+
+
+def shared_llm(spec: str | None = None) -> Any:
+    """One :class:`~ragline.models.llm.CachedLLM` per spec in this process, loaded on first use.
+
+    For components built from specs (an LLM query transform, an LLM reranker) that are given no model:
+    several of them in one pipeline share the loaded weights and the reply cache instead of each
+    starting a server. It lives until the process ends.
+    """
+    from ragline.models.llm.cache import CachedLLM
+
+    key = (spec or DEFAULT_LLM).strip()
+    with _shared_lock:
+        if key not in _shared:
+            _shared[key] = CachedLLM(load_llm(key))
+        return _shared[key]
 
 
 def _local(name: str, options: dict[str, Any]) -> LLM:

@@ -28,7 +28,7 @@ from typing import Any
 from ragline.errors import ModelError
 from ragline.models.embedders import sha256_file
 from ragline.models.gguf import verify_file
-from ragline.models.llm.base import DEFAULT_MAX_TOKENS, LLM, Message
+from ragline.models.llm.base import DEFAULT_MAX_TOKENS, DEFAULT_TOP_LOGPROBS, LLM, Message, TopLogprobs
 from ragline.models.llm.http import HttpLLM, require_httpx
 
 DEFAULT_CONTEXT = 8192  # tokens; a RAG prompt with 10 passages needs 2-4 k
@@ -194,6 +194,9 @@ class LocalLLM(LLM):
         stop: str | Sequence[str] | None = None,
     ) -> Iterator[str]:
         return self._client().stream(messages, max_tokens, temperature, seed, stop)
+
+    def top_logprobs(self, messages: Sequence[Message], top: int = DEFAULT_TOP_LOGPROBS, seed: int = 0) -> TopLogprobs:
+        return self._client().top_logprobs(messages, top, seed)
 
     def count_tokens(self, text: str) -> int:
         return self._client().count_tokens(text)
