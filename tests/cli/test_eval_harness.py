@@ -169,3 +169,14 @@ def test_a_questions_folder_without_documents_is_an_error(capsys, tmp_path: Path
     assert main(["eval", str(root), "--reader", "extractive"]) == 2
     err = capsys.readouterr().err
     assert "no documents to search" in err and "left out: 1 .jsonl" in err and "corpus.jsonl" in err
+
+
+def test_types_keep_only_the_judged_queries_of_those_types_in_retrieval(capsys, tmp_path: Path) -> None:
+    root = hotpot(tmp_path / "hotpot")
+    assert main(["eval", str(root), "--types", "comparison", "--save-run", str(tmp_path / "r.trec"),
+                 "--output", "json"]) == 0  # fmt: skip
+    out = json_out(capsys)
+    assert (out["queries"], out["types"]) == (1, "comparison")
+    assert set(read_run(tmp_path / "r.trec")) == {"5ae40c465542996836b02c25"}
+    assert main(["eval", str(root), "--types", "nosuchtype"]) == 2
+    assert "no judged query" in capsys.readouterr().err

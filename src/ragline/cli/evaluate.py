@@ -65,6 +65,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
         raise ConfigError("--save-run writes the run of the judged queries; with a reader, use --save-answers")
     if args.save_answers and not answers:
         raise ConfigError("--save-answers writes graded answers: give a --reader (or a --config with one)")
+    if args.types and not answers:  # retrieval: judge only the queries whose question has one of the types
+        from ragline.eval.datasets import only_types
+
+        dataset = only_types(dataset, _wanted_types(args))
     if args.per_question_context and not dataset.questions:
         raise ConfigError(f"--per-question-context needs {dataset.path}/questions.jsonl with context_ids")
     metrics = tuple(m.strip() for m in (args.metrics or ",".join(default_metrics())).split(",") if m.strip())
@@ -99,7 +103,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         store=str(parse_store_uri(args.store)) if args.store else None,  # never the password
         retriever=results[0].retriever if len(specs) == 1 else [r.retriever for r in results],
     )
-    head = {"dataset": dataset.name, "split": args.split, "queries": len(dataset.judged_queries),
+    head = {"dataset": dataset.name, "split": args.split, "queries": len(dataset.judged_queries), "types": args.types,
             "per_question_context": bool(args.per_question_context)}  # fmt: skip
     comparisons = paired_comparisons(labels, results, metrics)
     if args.output == "json":
@@ -174,13 +178,17 @@ def _warn_missing_context(questions: list[Any], dataset: Any) -> None:
                      f"its corpus (e.g. {qid!r}: {ids[:3]}): they cannot be found", highlight=False)  # fmt: skip
 
 
+def _wanted_types(args: argparse.Namespace) -> set[str]:
+    return {t.strip() for t in args.types.split(",") if t.strip()}
+
+
 def _eval_answers(args: argparse.Namespace, dataset: Any, index: Index, config: PipelineConfig) -> int:
     from ragline.answer.pipeline import RAGPipeline
     from ragline.eval.qa import QAQuestion, answer_questions, sample_questions, summarize_results
 
     questions = [QAQuestion.from_record(r) for r in dataset.questions]
     if args.types:
-        wanted = {t.strip() for t in args.types.split(",") if t.strip()}
+        wanted = _wanted_types(args)
         questions = [q for q in questions if q.type in wanted]
         if not questions:
             raise ConfigError(f"--types {args.types}: no question of these types in {dataset.path}")

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Container, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +89,19 @@ def load_beir(path: PathLike, split: str = "test") -> Dataset:
     dataset = Dataset(root.name, root, split, splits, corpus, queries, qrels, _hashes(root, read), questions)
     _check_judged_have_text(dataset, root / qrels_file)
     return dataset
+
+
+def only_types(dataset: Dataset, types: Container[str]) -> Dataset:
+    """``dataset`` judged on the queries whose question (``questions.jsonl``) has one of ``types`` only."""
+    from ragline.eval.qa import QAQuestion
+
+    if not dataset.questions:
+        raise ConfigError(f"--types: {dataset.path} has no questions.jsonl, so its queries have no types")
+    wanted = {q.id for q in map(QAQuestion.from_record, dataset.questions) if q.type in types}
+    qrels = {qid: docs for qid, docs in dataset.qrels.items() if qid in wanted}
+    if not any(qid in qrels for qid in dataset.judged_queries):
+        raise ConfigError(f"--types: no judged query of {dataset.path} has a question of type {sorted(types)}")
+    return replace(dataset, qrels=qrels)
 
 
 def _load_questions_folder(root: Path, split: str) -> Dataset:
