@@ -8,7 +8,7 @@ maps them to its local term ids. Both objects are built once per commit (the ind
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -74,6 +74,7 @@ class BM25Scorer:
     idf: dict[str, np.ndarray]  # per field: IDF of each global term
     weights: list[dict[str, np.ndarray]]  # per segment and field: one float32 weight per posting
     absent: Callable[[np.ndarray], float]  # the score every matching document earns for global term ids
+    plans: dict[Any, Any] = field(default_factory=dict, compare=False)  # sparse.py's kernel arguments per filter
 
     @classmethod
     def build(
