@@ -188,15 +188,30 @@ def _offer(heap_s, heap_r, size, s, d):  # pragma: no cover
 
 @njit(cache=True)
 def _sorted(heap_s, heap_r, size):  # pragma: no cover
-    """The heap's rows and scores, best first (equal scores: lower row first)."""
-    order = np.argsort(-heap_s[:size], kind="mergesort")
-    rows = heap_r[:size][order]
-    values = heap_s[:size][order]
-    start = 0
-    for i in range(1, size + 1):
-        if i == size or values[i] != values[start]:
-            rows[start:i] = np.sort(rows[start:i])
-            start = i
+    """The heap's rows and scores, best first (equal scores: lower row first), emptying the heap.
+
+    Pops the worst row ``size`` times into the output from its end: no sort, no allocation but the output.
+    """
+    rows = np.empty(size, dtype=np.int64)
+    values = np.empty(size, dtype=np.float32)
+    for last in range(size - 1, -1, -1):
+        rows[last], values[last] = heap_r[0], heap_s[0]
+        s, d = heap_s[last], heap_r[last]  # the heap's last entry sifts down from the root
+        i = 0
+        while True:
+            child = 2 * i + 1
+            if child >= last:
+                break
+            if child + 1 < last and _worse(heap_s[child + 1], heap_r[child + 1], heap_s[child], heap_r[child]):
+                child += 1
+            if _worse(heap_s[child], heap_r[child], s, d):
+                heap_s[i] = heap_s[child]
+                heap_r[i] = heap_r[child]
+                i = child
+            else:
+                break
+        heap_s[i] = s
+        heap_r[i] = d
     return rows, values
 
 
