@@ -243,7 +243,7 @@ def _search_compiled(
     search_segment = compiled_kernels().search_segment
     n, n_segments = query_ptr.size - 1, len(plan.parts)
     out_rows = np.empty((n_segments, n, k), dtype=np.int64)
-    out_values = np.empty((n_segments, n, k), dtype=np.float32)
+    out_values = np.zeros((n_segments, n, k), dtype=np.float32)  # zeros: the unused tail is cast later
     out_count = np.empty((n_segments, n), dtype=np.int64)
     threads = max(1, min(threads, n))
 
