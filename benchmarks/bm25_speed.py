@@ -49,7 +49,8 @@ What is measured (k = 10, BM25 "lucene" with k1 = 0.9, b = 0.4 for ragline and b
   Its BM25 is fixed at k1 = 1.2, b = 0.75 and quantizes document lengths, so it is compared for
   speed only; ``tantivy_top10_overlap`` is its overlap with ragline run at k1 = 1.2, b = 0.75.
 - ``--synthetic`` only: adding 1,000 new documents to the N-document ragline index, ``commit`` and the
-  first query after it (which recomputes collection statistics): ``add_1000_s``; bm25s cannot update
+  first query after it (which updates the collection statistics from the previous commit's and
+  recomputes the posting weights): ``add_1000_s``; bm25s cannot update
   an index, so ``bm25s_rebuild_s`` rebuilds it on N + 1,000 documents (same input path as above).
 
 Everything but the threaded batch runs single-threaded: OMP/MKL/OPENBLAS thread variables are set to
@@ -89,7 +90,7 @@ from ragline.text.analyzer import Analyzer, get_analyzer  # noqa: E402
 from ragline.types import Document  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import log, package_version, print_result, timed  # noqa: E402
+from common import log, package_version, peak_rss_gib, print_result, timed  # noqa: E402
 from synthetic import more_documents, synthetic_corpus  # noqa: E402
 
 K = 10
@@ -464,6 +465,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             "numpy": np.__version__,
             **{name: package_version(name) for name in ("numba", "rank-bm25", "tantivy")},
         },
+        "peak_rss_gib": round(peak_rss_gib(), 3),  # the whole process: every system's index at once
+        "load_average": [round(x, 2) for x in os.getloadavg()],
         "python": platform.python_version(),
         "cpu_count": os.cpu_count(),
         "cpus_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,

@@ -97,6 +97,49 @@ def select_from_allowed_rows(scores, rows, deleted, k):  # pragma: no cover
     return _sorted(heap_s, heap_r, size)
 
 
+@njit(cache=True, nogil=True)
+def search_segment(
+    query_ptr, query_gids, indptrs, docs, weights, g2ls, field_weights, deleted, allowed, allowed_rows, k,
+    first, last, scores, out_rows, out_values, out_count,
+):  # pragma: no cover  # fmt: skip
+    """Queries ``first..last-1`` over one segment: accumulate every field, select each query's top ``k``.
+
+    Query q's global term ids are ``query_gids[query_ptr[q]:query_ptr[q + 1]]``. ``indptrs``, ``docs``,
+    ``weights`` and ``g2ls`` hold one array per field (tuples), ``field_weights`` their weights, in the
+    index's field order, so sums are added in the same order as one field at a time. ``allowed_rows``
+    (ascending) are the filter's rows, or None without a filter. ``scores`` is the segment's
+    all-zero buffer and is all zeros again on return. Query q's rows and scores go to ``out_rows[q]``
+    and ``out_values[q]``, best first, and their number to ``out_count[q]``.
+    """
+    for q in range(first, last):
+        gids = query_gids[query_ptr[q] : query_ptr[q + 1]]
+        rows, values = search_query(
+            gids, indptrs, docs, weights, g2ls, field_weights, deleted, allowed, allowed_rows, k, scores
+        )
+        count = rows.size
+        out_rows[q, :count] = rows
+        out_values[q, :count] = values
+        out_count[q] = count
+
+
+@njit(cache=True, nogil=True)
+def search_query(
+    gids, indptrs, docs, weights, g2ls, field_weights, deleted, allowed, allowed_rows, k, scores
+):  # pragma: no cover  # fmt: skip
+    """One query's top ``k`` rows and scores over one segment, best first (arguments: ``search_segment``)."""
+    visited = 0
+    for f in range(len(indptrs)):
+        visited += accumulate(indptrs[f], docs[f], weights[f], g2ls[f], gids, field_weights[f], scores)
+    if visited == 0:
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
+    # Any of the three selections gives the same rows; each is the cheapest in its case.
+    if len(indptrs) == 1 and visited * 8 < scores.size:  # few postings: revisit them, not every row
+        return select_from_postings(indptrs[0], docs[0], g2ls[0], gids, scores, deleted, allowed, k)
+    if allowed_rows is not None:
+        return select_from_allowed_rows(scores, allowed_rows, deleted, k)
+    return select_from_rows(scores, deleted, allowed, k)
+
+
 @njit(cache=True, inline="always")
 def _admitted(d, deleted, allowed):  # pragma: no cover
     """May row ``d`` be a result? ``deleted`` and ``allowed`` are masks (length 0: no mask), checked
@@ -145,15 +188,30 @@ def _offer(heap_s, heap_r, size, s, d):  # pragma: no cover
 
 @njit(cache=True)
 def _sorted(heap_s, heap_r, size):  # pragma: no cover
-    """The heap's rows and scores, best first (equal scores: lower row first)."""
-    order = np.argsort(-heap_s[:size], kind="mergesort")
-    rows = heap_r[:size][order]
-    values = heap_s[:size][order]
-    start = 0
-    for i in range(1, size + 1):
-        if i == size or values[i] != values[start]:
-            rows[start:i] = np.sort(rows[start:i])
-            start = i
+    """The heap's rows and scores, best first (equal scores: lower row first), emptying the heap.
+
+    Pops the worst row ``size`` times into the output from its end: no sort, no allocation but the output.
+    """
+    rows = np.empty(size, dtype=np.int64)
+    values = np.empty(size, dtype=np.float32)
+    for last in range(size - 1, -1, -1):
+        rows[last], values[last] = heap_r[0], heap_s[0]
+        s, d = heap_s[last], heap_r[last]  # the heap's last entry sifts down from the root
+        i = 0
+        while True:
+            child = 2 * i + 1
+            if child >= last:
+                break
+            if child + 1 < last and _worse(heap_s[child + 1], heap_r[child + 1], heap_s[child], heap_r[child]):
+                child += 1
+            if _worse(heap_s[child], heap_r[child], s, d):
+                heap_s[i] = heap_s[child]
+                heap_r[i] = heap_r[child]
+                i = child
+            else:
+                break
+        heap_s[i] = s
+        heap_r[i] = d
     return rows, values
 
 

@@ -48,6 +48,14 @@ def check_fields(fields: dict[str, float]) -> dict[str, float]:
     return {name: float(weight) for name, weight in fields.items()}
 
 
+class _TermIds(dict):
+    """Term -> id, numbering a term it has not seen next (ids in order of first occurrence)."""
+
+    def __missing__(self, term: str) -> int:
+        self[term] = term_id = len(self)
+        return term_id
+
+
 @dataclass
 class FieldPostings:
     """Term-major postings of one field. ``terms[t]`` owns ``docs/tfs[indptr[t]:indptr[t + 1]]``."""
@@ -65,12 +73,12 @@ class FieldPostings:
         Only (term, row, frequency) triples are kept, never a document's tokens, so memory follows the
         size of the postings, not of the text.
         """
-        vocab: dict[str, int] = {}
-        setdefault = vocab.setdefault
+        vocab = _TermIds()
+        term_id = vocab.__getitem__  # a known term is looked up in C; only a new one runs Python
         # 4 bytes a (term, row) pair; frequencies as float32 from the start (the postings' type)
         term_ids, frequencies, unique, lengths = array("i"), array("f"), array("q"), array("q")
         for counts in term_counts:
-            term_ids.extend([setdefault(t, len(vocab)) for t in counts])
+            term_ids.extend(map(term_id, counts))
             frequencies.extend(counts.values())
             unique.append(len(counts))
             lengths.append(sum(counts.values()))

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from itertools import repeat
 from typing import Any
 
 import numpy as np
 
+from ragline.index.bm25 import absent_weight
 from ragline.index.segment import Segment
 from ragline.index.stats import NO_MASK, BM25Scorer
 
@@ -120,10 +122,16 @@ def search_terms(
     if k <= 0:
         return []
     gids = _term_ids(scorer, terms)
-    # Masks first: a filter that fails must fail before any score lands in the shared buffers.
-    masks = [seg.filter_mask(node) if node is not None else NO_MASK for seg in segments]
-    compiled = compiled_kernels() if _use_compiled(lambda: _postings_of(segments, fields, scorer, gids)) else None
-    return _search_one(segments, fields, scorer, gids, k, node, masks, compiled, buffers, generation)
+    if not _use_compiled(lambda: _postings_of(segments, fields, scorer, gids)):
+        # Masks first: a filter that fails must fail before any score lands in the shared buffers.
+        masks = [seg.filter_mask(node) if node is not None else NO_MASK for seg in segments]
+        return _search_one(segments, fields, scorer, gids, k, masks, buffers, generation)
+    plan = _SegmentPlan.of(segments, fields, scorer, node)  # holds the masks: made before any scoring
+    if len(plan.parts) == 1 and not plan.absent:  # the common case, with the fewest steps in Python
+        scores = buffers.get(generation, 0, plan.lengths[0])
+        rows, values = compiled_kernels().search_query(gids, *plan.parts[0], k, scores)
+        return list(zip(repeat(0, rows.size), rows.tolist(), values.tolist()))
+    return _search_compiled(plan, scorer, np.array([0, gids.size], dtype=np.int64), gids, k, buffers, generation, 1)[0]
 
 
 def search_terms_batch(
@@ -139,35 +147,25 @@ def search_terms_batch(
 ) -> list[list[tuple[int, int, float]]]:
     """``search_terms`` for each of ``queries``, in order, with results equal to one call per query.
 
-    The filter masks are computed once for the batch, and the kernels chosen once: a batch is as many
-    queries as it holds, so a batch of more than ``COMPILED_AFTER`` (or one large enough) loads the compiled
-    kernels at once. ``threads`` > 1 splits the queries over a thread pool; the compiled kernels release
-    the GIL and each thread scores into its own buffers, so the results do not depend on ``threads``.
+    The terms of all queries are mapped to ids in one pass, the filter masks computed once, and the
+    kernels chosen once: a batch is as many queries as it holds, so a batch of more than
+    ``COMPILED_AFTER`` (or one large enough) loads the compiled kernels at once. On them, each segment
+    answers the whole batch in one compiled call (``kernels.search_segment``); ``threads`` > 1 splits
+    the queries into that many contiguous shares, one compiled call per share on its own thread and
+    buffer (the kernels release the GIL), so the results do not depend on ``threads``.
     """
     if k <= 0 or not queries:
         return [[] for _ in queries]
-    all_gids = [_term_ids(scorer, terms) for terms in queries]
-    masks = [seg.filter_mask(node) if node is not None else NO_MASK for seg in segments]
+    query_ptr, query_gids = _batch_term_ids(scorer, queries)
     _state["queries"] += len(queries) - 1  # _use_compiled counts the last one
-    compiled = (
-        compiled_kernels()
-        if _use_compiled(lambda: _postings_of(segments, fields, scorer, np.concatenate(all_gids)))
-        else None
-    )
-
-    def run(part: Sequence[np.ndarray]) -> list[list[tuple[int, int, float]]]:
-        return [_search_one(segments, fields, scorer, g, k, node, masks, compiled, buffers, generation) for g in part]
-
-    threads = min(threads, len(queries))
-    if threads <= 1:
-        return run(all_gids)
-    from concurrent.futures import ThreadPoolExecutor
-
-    # One contiguous share of the queries per thread: a task per query would cost more than short queries.
-    size = -(-len(all_gids) // threads)
-    with ThreadPoolExecutor(max_workers=threads) as pool:
-        parts = pool.map(run, [all_gids[i : i + size] for i in range(0, len(all_gids), size)])
-        return [hits for part in parts for hits in part]
+    if not _use_compiled(lambda: _postings_of(segments, fields, scorer, query_gids)):
+        masks = [seg.filter_mask(node) if node is not None else NO_MASK for seg in segments]
+        return [
+            _search_one(segments, fields, scorer, query_gids[a:b], k, masks, buffers, generation)
+            for a, b in zip(query_ptr[:-1].tolist(), query_ptr[1:].tolist())
+        ]
+    plan = _SegmentPlan.of(segments, fields, scorer, node)
+    return _search_compiled(plan, scorer, query_ptr, query_gids, k, buffers, generation, threads)
 
 
 def _term_ids(scorer: BM25Scorer, terms: Sequence[str]) -> np.ndarray:
@@ -176,42 +174,159 @@ def _term_ids(scorer: BM25Scorer, terms: Sequence[str]) -> np.ndarray:
     return np.array([g for g in (vocab.get(t, -1) for t in terms) if g >= 0], dtype=np.int64)
 
 
+def _batch_term_ids(scorer: BM25Scorer, queries: Sequence[Sequence[str]]) -> tuple[np.ndarray, np.ndarray]:
+    """``_term_ids`` of every query at once: (offsets, ids), query q's ids at ``ids[offsets[q]:offsets[q + 1]]``."""
+    lengths = np.fromiter(map(len, queries), dtype=np.int64, count=len(queries))
+    flat = [t for terms in queries for t in terms]
+    ids = np.fromiter(map(scorer.stats.vocab.get, flat, repeat(-1, len(flat))), dtype=np.int64, count=len(flat))
+    known = ids >= 0
+    owner = np.repeat(np.arange(len(queries)), lengths)
+    query_ptr = np.zeros(len(queries) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(owner[known], minlength=len(queries)), out=query_ptr[1:])
+    return query_ptr, ids[known]
+
+
+class _SegmentPlan:
+    """What the compiled kernel takes for each segment under one scorer and filter: per-field tuples."""
+
+    def __init__(self, parts: list[tuple[Any, ...]], lengths: list[int], absent: bool) -> None:
+        self.parts, self.lengths = parts, lengths  # per segment: the kernel's arguments, the rows
+        self.absent = absent  # do matching rows earn a score for query terms they lack (bm25l, bm25+)?
+
+    @classmethod
+    def of(
+        cls, segments: Sequence[Segment], fields: Mapping[str, float], scorer: BM25Scorer, node: Any
+    ) -> _SegmentPlan:
+        """The plan for filter ``node`` (cached on the scorer: segments and weights are fixed per commit)."""
+        plan = scorer.plans.get(node)
+        if plan is None:
+            plan = scorer.plans[node] = cls._make(segments, fields, scorer, node)
+            if len(scorer.plans) > 64:
+                del scorer.plans[next(iter(scorer.plans))]
+        return plan
+
+    @classmethod
+    def _make(
+        cls, segments: Sequence[Segment], fields: Mapping[str, float], scorer: BM25Scorer, node: Any
+    ) -> _SegmentPlan:
+        names = list(fields)
+        field_weights = np.array([fields[f] for f in names], dtype=np.float64)
+        parts = []
+        for si, seg in enumerate(segments):
+            postings = [seg.fields[f] for f in names]
+            parts.append(
+                (
+                    tuple(p.indptr for p in postings),
+                    tuple(p.docs for p in postings),
+                    tuple(scorer.weights[si][f] for f in names),
+                    tuple(scorer.stats.g2l[si][f] for f in names),
+                    field_weights,
+                    scorer.stats.deleted[si],
+                    seg.filter_mask(node) if node is not None else NO_MASK,
+                    seg.filter_rows(node) if node is not None else None,
+                )
+            )
+        return cls(parts, [len(seg) for seg in segments], bool(absent_weight(scorer.params)))
+
+
+def _search_compiled(
+    plan: _SegmentPlan,
+    scorer: BM25Scorer,
+    query_ptr: np.ndarray,
+    query_gids: np.ndarray,
+    k: int,
+    buffers: ScoreBuffers,
+    generation: int,
+    threads: int,
+) -> list[list[tuple[int, int, float]]]:
+    """Every query's top ``k`` over all segments: one compiled call per segment (and share of queries)."""
+    search_segment = compiled_kernels().search_segment
+    n, n_segments = query_ptr.size - 1, len(plan.parts)
+    out_rows = np.empty((n_segments, n, k), dtype=np.int64)
+    out_values = np.zeros((n_segments, n, k), dtype=np.float32)  # zeros: the unused tail is cast later
+    out_count = np.empty((n_segments, n), dtype=np.int64)
+    threads = max(1, min(threads, n))
+
+    def run(first: int, last: int, own_buffers: bool) -> None:
+        for si, (parts, n_rows) in enumerate(zip(plan.parts, plan.lengths)):
+            # The calling thread reuses its buffers; a pool thread starts its own (zeroed) ones.
+            scores = np.zeros(n_rows, np.float32) if own_buffers else buffers.get(generation, si, n_rows)
+            out = out_rows[si], out_values[si], out_count[si]
+            search_segment(query_ptr, query_gids, *parts, k, first, last, scores, *out)
+
+    if threads == 1:
+        run(0, n, False)
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        size = -(-n // threads)
+        with ThreadPoolExecutor(max_workers=threads - 1) as pool:
+            waiting = [pool.submit(run, a, min(a + size, n), True) for a in range(size, n, size)]
+            run(0, size, False)
+            for future in waiting:
+                future.result()
+    absent = _absent_scores(scorer, query_ptr, query_gids) if plan.absent else None
+    if n_segments == 1:
+        return _hits_of_one_segment(out_rows[0], out_values[0], out_count[0], absent)
+    return _merge_segments(out_rows, out_values, out_count, absent, k)
+
+
+def _absent_scores(scorer: BM25Scorer, query_ptr: np.ndarray, query_gids: np.ndarray) -> np.ndarray:
+    """Per query, the score every matching row earns for the terms it lacks (bm25l, bm25+)."""
+    bounds = zip(query_ptr[:-1].tolist(), query_ptr[1:].tolist())
+    return np.array([scorer.absent(query_gids[a:b]) for a, b in bounds], dtype=np.float64)
+
+
+def _hits_of_one_segment(rows, values, count, absent) -> list[list[tuple[int, int, float]]]:
+    """Per query, (0, row, score) of one segment's selection (already best first)."""
+    scores = values.astype(np.float64)
+    if absent is not None:
+        scores += absent[:, None]
+    rows_l, scores_l, zeros = rows.tolist(), scores.tolist(), [0] * rows.shape[1]
+    return [list(zip(zeros[:c], r[:c], s[:c])) for r, s, c in zip(rows_l, scores_l, count.tolist())]
+
+
+def _merge_segments(rows, values, count, absent, k: int) -> list[list[tuple[int, int, float]]]:
+    """Per query, the ``k`` best of every segment's selection: higher score first, then segment and row
+    order (a stable sort of the selections laid side by side in segment order)."""
+    n_segments, n, _ = rows.shape
+    scores = values.astype(np.float64)
+    if absent is not None:
+        scores += absent[None, :, None]
+    valid = np.arange(k)[None, None, :] < count[:, :, None]
+    scores = np.where(valid, scores, -np.inf).transpose(1, 0, 2).reshape(n, n_segments * k)
+    order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+    found = np.minimum(valid.sum(axis=(0, 2)), k).tolist()
+    segs = (order // k).tolist()
+    best_rows = np.take_along_axis(rows.transpose(1, 0, 2).reshape(n, n_segments * k), order, axis=1).tolist()
+    best_scores = np.take_along_axis(scores, order, axis=1).tolist()
+    return [list(zip(s[:c], r[:c], v[:c])) for s, r, v, c in zip(segs, best_rows, best_scores, found)]
+
+
 def _search_one(
     segments: Sequence[Segment],
     fields: Mapping[str, float],
     scorer: BM25Scorer,
     gids: np.ndarray,
     k: int,
-    node: Any,
     masks: Sequence[np.ndarray],
-    compiled: Any,
     buffers: ScoreBuffers,
     generation: int,
 ) -> list[tuple[int, int, float]]:
-    """One query's top ``k`` with the masks and kernels already chosen (``compiled`` None: numpy loops)."""
+    """One query's top ``k`` on the numpy loops, with the filter masks already computed."""
     found_values, found_seg, found_rows = [], [], []
-    one_field = len(fields) == 1
-    accumulate = compiled.accumulate if compiled else accumulate_numpy
     for si, seg in enumerate(segments):
         scores = buffers.get(generation, si, len(seg))
         visited = 0
         for fname, fweight in fields.items():
             postings = seg.fields[fname]
             g2l = scorer.stats.g2l[si][fname]
-            visited += accumulate(postings.indptr, postings.docs, scorer.weights[si][fname], g2l, gids, fweight, scores)
+            visited += accumulate_numpy(
+                postings.indptr, postings.docs, scorer.weights[si][fname], g2l, gids, fweight, scores
+            )
         if not visited:
             continue
-        deleted, allowed = scorer.stats.deleted[si], masks[si]
-        if compiled is None:
-            rows, values = select_numpy(scores, deleted, allowed, k)
-        elif one_field and visited * 8 < len(seg):  # few postings: revisit them, not every row
-            rows, values = compiled.select_from_postings(
-                postings.indptr, postings.docs, g2l, gids, scores, deleted, allowed, k
-            )
-        elif node is not None:
-            rows, values = compiled.select_from_allowed_rows(scores, seg.filter_rows(node), deleted, k)
-        else:
-            rows, values = compiled.select_from_rows(scores, deleted, NO_MASK, k)
+        rows, values = select_numpy(scores, scorer.stats.deleted[si], masks[si], k)
         if not len(rows):
             continue
         found_values.append(values)

@@ -8,7 +8,7 @@ maps them to its local term ids. Both objects are built once per commit (the ind
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -31,10 +31,25 @@ class CollectionStats:
     n: int  # live documents
     deleted: list[np.ndarray]  # per segment: True = deleted row (NO_MASK when none is)
 
+    totals: dict[str, float]  # per field: the summed length of live rows (float64: exact for integer counts)
+    segments: tuple[Segment, ...]  # the segments these statistics are of, to update them from
+
     @classmethod
     def compute(
-        cls, segments: Sequence[Segment], deleted: Sequence[np.ndarray], fields: Mapping[str, float]
+        cls,
+        segments: Sequence[Segment],
+        deleted: Sequence[np.ndarray],
+        fields: Mapping[str, float],
+        previous: CollectionStats | None = None,
     ) -> CollectionStats:
+        """The statistics of ``segments``; from ``previous`` (an earlier commit's) where that is the same.
+
+        After a commit that only added segments and deleted rows, the segments ``previous`` was computed
+        for come first, unchanged: only the new segments' terms and the newly deleted rows are counted,
+        and the result equals a computation from scratch (the same global term ids, counts and sums).
+        """
+        if previous is not None and extends(previous, segments, fields):
+            return cls._update(previous, segments, deleted, fields)
         vocab: dict[str, int] = {}
         l2g = [
             {
@@ -56,13 +71,76 @@ class CollectionStats:
         for seg, dead, seg_l2g in zip(segments, deleted, l2g):
             live = ~dead if dead.any() else None
             for f, postings in seg.fields.items():
-                np.add.at(df[f], seg_l2g[f], postings.live_df(live))
+                df[f][seg_l2g[f]] += postings.live_df(live)  # a segment's terms are distinct: no index repeats
                 # float64: a float32 sum is inexact past 2**24 tokens, and batched builds must score as one segment
                 lengths = postings.lengths if live is None else postings.lengths[live]
                 total[f] += float(lengths.sum(dtype=np.float64))
         avg = {f: total[f] / n_live if n_live else 0.0 for f in fields}
         masks = [d if d.any() else NO_MASK for d in deleted]
-        return cls(vocab, l2g, g2l, df, avg, n_live, masks)
+        return cls(vocab, l2g, g2l, df, avg, n_live, masks, total, tuple(segments))
+
+    @classmethod
+    def _update(
+        cls,
+        previous: CollectionStats,
+        segments: Sequence[Segment],
+        deleted: Sequence[np.ndarray],
+        fields: Mapping[str, float],
+    ) -> CollectionStats:
+        """``compute`` for ``previous``'s segments plus new ones (see ``compute``)."""
+        kept = len(previous.segments)
+        vocab = dict(previous.vocab)  # a copy: searches on the previous commit still read the old one
+        l2g = list(previous.l2g)
+        for seg in segments[kept:]:
+            l2g.append(
+                {
+                    f: np.array([vocab.setdefault(t, len(vocab)) for t in p.terms], dtype=np.int64)
+                    for f, p in seg.fields.items()
+                }
+            )
+        grown = len(vocab) - len(previous.vocab)
+        g2l = [{f: np.concatenate([m, np.full(grown, -1, np.int32)]) for f, m in maps.items()} for maps in previous.g2l]
+        for seg_l2g in l2g[kept:]:
+            maps = {}
+            for f, ids in seg_l2g.items():
+                maps[f] = np.full(len(vocab), -1, dtype=np.int32)
+                maps[f][ids] = np.arange(len(ids), dtype=np.int32)
+            g2l.append(maps)
+        df = {f: np.concatenate([previous.df[f], np.zeros(grown, np.int64)]) for f in fields}
+        total, n_live = dict(previous.totals), previous.n
+        for si, seg in enumerate(segments[:kept]):  # rows deleted since: their terms and lengths leave
+            was = previous.deleted[si] if previous.deleted[si].size else np.zeros(len(seg), dtype=bool)
+            gone = np.flatnonzero(deleted[si] & ~was)
+            if not gone.size:
+                continue
+            n_live -= gone.size
+            removed = np.zeros(len(seg), dtype=bool)
+            removed[gone] = True
+            for f, postings in seg.fields.items():
+                at = np.flatnonzero(removed[postings.docs])  # postings of the removed rows
+                terms = np.searchsorted(postings.indptr, at, side="right") - 1
+                df[f][l2g[si][f]] -= np.bincount(terms, minlength=len(postings.terms))  # distinct terms
+                total[f] -= float(postings.lengths[gone].sum(dtype=np.float64))
+        for seg, dead, seg_l2g in zip(segments[kept:], deleted[kept:], l2g[kept:]):
+            live = ~dead if dead.any() else None
+            n_live += len(seg) - int(dead.sum())
+            for f, postings in seg.fields.items():
+                df[f][seg_l2g[f]] += postings.live_df(live)  # a segment's terms are distinct: no index repeats
+                lengths = postings.lengths if live is None else postings.lengths[live]
+                total[f] += float(lengths.sum(dtype=np.float64))
+        avg = {f: total[f] / n_live if n_live else 0.0 for f in fields}
+        masks = [d if d.any() else NO_MASK for d in deleted]
+        return cls(vocab, l2g, g2l, df, avg, n_live, masks, total, tuple(segments))
+
+
+def extends(previous: CollectionStats, segments: Sequence[Segment], fields: Mapping[str, float]) -> bool:
+    """Are ``previous``'s segments, the same objects, the first of ``segments`` (for the same fields)?"""
+    kept = len(previous.segments)
+    return (
+        set(previous.df) == set(fields)
+        and len(segments) >= kept
+        and all(a is b for a, b in zip(previous.segments, segments[:kept]))
+    )
 
 
 @dataclass(frozen=True)
@@ -74,6 +152,7 @@ class BM25Scorer:
     idf: dict[str, np.ndarray]  # per field: IDF of each global term
     weights: list[dict[str, np.ndarray]]  # per segment and field: one float32 weight per posting
     absent: Callable[[np.ndarray], float]  # the score every matching document earns for global term ids
+    plans: dict[Any, Any] = field(default_factory=dict, compare=False)  # sparse.py's kernel arguments per filter
 
     @classmethod
     def build(

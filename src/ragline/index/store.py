@@ -28,7 +28,7 @@ from ragline.index.merge import merge_segments, segments_to_merge
 from ragline.index.segment import Segment
 from ragline.index.settings import DefaultAclDocument, IndexSettings
 from ragline.index.sparse import ScoreBuffers, search_terms, search_terms_batch
-from ragline.index.stats import BM25Scorer, CollectionStats
+from ragline.index.stats import BM25Scorer, CollectionStats, extends
 from ragline.index.storage import (
     FORMAT,
     MANIFEST,
@@ -75,6 +75,7 @@ class Index:
         self._scorers: dict[BM25Params, BM25Scorer] = {}
         self._vector_masks = VectorMasks()
         self._collection_stats: CollectionStats | None = None
+        self._previous_stats: CollectionStats | None = None
         self._id_map: dict[str, tuple[int, int]] | None = None
 
     # -- opening ----------------------------------------------------------------------------------
@@ -256,8 +257,9 @@ class Index:
 
     def collection_stats(self) -> CollectionStats:
         """Live df, N and average lengths of the current commit, as searched (cached per commit)."""
-        if self._collection_stats is None:
-            self._collection_stats = CollectionStats.compute(self.segments, self.deleted, self.settings.fields)
+        if self._collection_stats is None:  # updated from the last commit's where only segments were added
+            self._collection_stats = CollectionStats.compute(self.segments, self.deleted, self.settings.fields,
+                                                             self._previous_stats)  # fmt: skip
         return self._collection_stats
 
     def bm25_scorer(self, params: BM25Params | None = None) -> BM25Scorer:
@@ -269,7 +271,9 @@ class Index:
         return self._scorers[params]
 
     def _invalidate(self) -> None:
-        self._collection_stats = None
+        # Kept only while it can be updated from: a merge's old segments are not held in memory for it.
+        last, self._collection_stats = self._collection_stats or self._previous_stats, None
+        self._previous_stats = last if last and extends(last, self.segments, self.settings.fields) else None
         self._scorers.clear()
         self._vector_masks.clear()
         self._id_map = None
