@@ -26,7 +26,7 @@ contains`` grades an LLM); with compression, the first-token p50 ratio of ``llm_
 compressed arm.
 
     PYTHONPATH=src python benchmarks/answer_latency.py [--questions 10] [--model local:qwen2.5-coder-0.5b]
-    PYTHONPATH=src python benchmarks/answer_latency.py --questions 20 --no-batch1 --compress overlap --compress-budget 200,300
+    PYTHONPATH=src python benchmarks/answer_latency.py --no-batch1 --compress overlap --compress-budget 200
 """
 
 from __future__ import annotations
@@ -168,7 +168,8 @@ def main() -> None:
         "batch_threads": {"llm_batch_all": all_cores} | ({} if args.no_batch1 else {"llm_batch1": 1}),
         "compressor": args.compress,
         "prompt_tokens": {
-            name: percentiles(tokens) | {"mean": round(float(np.mean(tokens)), 1)} for name, tokens in prompt_tokens.items()
+            name: percentiles(tokens) | {"mean": round(float(np.mean(tokens)), 1)}
+            for name, tokens in prompt_tokens.items()
         },
         "readers": {
             name: {
