@@ -15,7 +15,8 @@ With ``--compress SPEC`` (a registered compressor, ``ragline.answer.compress``: 
 one more arm per ``--compress-budget`` (default 300 tokens): the ``llm_batch_all`` model over the same
 pipeline with the sources compressed, ``llm_compressed_BUDGET``; ``--no-batch1`` leaves the 1-thread arm
 out. ``--train`` samples the Orrin training world (``TRAIN_SEED``) instead of the evaluation world, for
-choosing a budget.
+choosing a budget; ``--kept-answers`` runs no reader and counts, per budget, the answerable questions
+whose gold answer is still in the context, beside the context's tokens (p50, p90).
 
 Both LLMs generate on ``default_threads()`` threads, greedily, with no response cache and no prompt
 cache, so the two uncompressed arms' answers must be equal (``answers_equal`` per question and in total).
@@ -86,6 +87,17 @@ def timed_answer(pipeline: RAGPipeline, reader: Reader, question: Any) -> dict[s
     }
 
 
+def kept_answers(questions: list[Any], pipelines: dict[str, RAGPipeline], seed: int) -> dict[str, Any]:
+    """Over every answerable question: is a gold answer (or alias) in the context, and how many tokens it has."""
+    answerable = [q for q in questions if not q.expected_abstain]
+    arms: dict[str, Any] = {}
+    for tag, arm in pipelines.items():
+        contexts = [arm.context(q.text, acl_filter(q.user_groups)) for q in answerable]
+        found = sum(any(a.lower() in c.text.lower() for a in q.answers) for q, c in zip(answerable, contexts))
+        arms[tag or "uncompressed"] = {"answer_in_context": found} | percentiles([c.tokens for c in contexts])
+    return {"benchmark": "answer_latency --kept-answers", "seed": seed, "questions": len(answerable), "arms": arms}
+
+
 def percentiles(values: list[float]) -> dict[str, float]:
     return {"p50": round(float(np.percentile(values, 50)), 3), "p90": round(float(np.percentile(values, 90)), 3)}
 
@@ -100,6 +112,11 @@ def main() -> None:
     parser.add_argument("--compress-budget", default="300", help="their budgets in tokens, comma-separated (300)")
     parser.add_argument("--no-batch1", action="store_true", help="leave out the 1-thread prompt-reading arm")
     parser.add_argument("--train", action="store_true", help="the Orrin training world (for choosing settings)")
+    parser.add_argument(
+        "--kept-answers",
+        action="store_true",
+        help="no LLM: per budget, the answerable questions whose gold answer is still in the context, and its tokens",
+    )
     args = parser.parse_args()
 
     seed = TRAIN_SEED if args.train else DEFAULT_SEED
@@ -113,6 +130,9 @@ def main() -> None:
         pipelines[f"_compressed_{budget}"] = RAGPipeline.from_config(
             PipelineConfig().with_overrides(compress=compress), index, reader=False
         )
+    if args.kept_answers:
+        print_result(kept_answers(corpus.questions, pipelines, seed), args.output)
+        return
     all_cores = default_batch_threads()
     llms = {"llm_batch_all": load_llm(args.model, n_batch_threads=all_cores)}
     if not args.no_batch1:
@@ -138,7 +158,9 @@ def main() -> None:
                 ).outcome
             log(
                 f"question {i}/{len(questions)}: "
-                + ", ".join(f"{n} {r[-1]['ttft_s']:.2f}/{r[-1]['total_s']:.2f}s" for n, r in runs.items())
+                + ", ".join(
+                    f"{n} {r[-1]['ttft_s']:.2f}/{r[-1]['total_s']:.2f}s {r[-1]['outcome']}" for n, r in runs.items()
+                )
             )
         llm = llms["llm_batch_all"]
         prompt_tokens = {

@@ -4,6 +4,7 @@ citations; the [compress] stage of a pipeline config."""
 from __future__ import annotations
 
 import tomllib
+from dataclasses import replace
 
 import pytest
 
@@ -125,3 +126,24 @@ def test_the_compress_stage_round_trips_and_builds_the_compressor() -> None:
         PipelineConfig.from_dict({"compress": {"compressor": "overlap", "budget": 0}})
     with pytest.raises(ConfigError, match="unknown compressor 'nope'"):
         RAGPipeline.from_config(PipelineConfig.from_dict({"compress": {"compressor": "nope"}}), policy_index())
+
+
+def test_the_cross_compressor_keeps_the_sentence_the_cross_encoder_scores_highest(tmp_path, monkeypatch) -> None:
+    pytest.importorskip("sentence_transformers")
+    from ragline.eval.datasets import load_beir
+    from ragline.train.reranker import RerankerTraining, train_reranker
+    from train.tiny_beir import write_tiny_beir
+
+    monkeypatch.setenv("RAGLINE_CACHE", str(tmp_path / "cache"))
+    settings = RerankerTraining(negatives=2, mine_depth=5, dev_fraction=0.25, dev_depth=3, max_steps=2, max_length=48)
+    train_reranker(write_tiny_beir(tmp_path / "tiny"), "tiny", settings, progress=False)
+    corpus = load_beir(tmp_path / "tiny", "test").corpus
+    text = " ".join(doc.text for doc in corpus[:4])  # four one-sentence abstracts as one source
+    source = hit("mix#0", text, 1, "Abstracts")
+    compressor = build("compressor", "cross:model=trained:tiny,max_length=48")
+    question = "does smoking cause lung cancer"
+    [short] = compressor.compress(question, [source], budget=1)
+    pieces = [replace(source, text=doc.text) for doc in corpus[:4]]
+    scores = build("reranker", "cross:model=trained:tiny,max_length=48").scores(question, pieces)
+    assert short.text == corpus[int(scores.argmax())].text  # the best "title. sentence" pair, verbatim
+    assert compressor.config()["model"] == "trained:tiny" and compressor.config()["model_id"].startswith("tiny@")
