@@ -104,7 +104,7 @@ class GuardStage:
 @dataclass(frozen=True)
 class CompressStage:
     compressor: Spec | None = None  # sentence selection before the context, e.g. "overlap" or "cross"
-    budget: int = 300  # tokens of source text kept over all hits (each hit keeps its best sentence)
+    budget: int = 200  # tokens of source text kept over all hits (each hit keeps its best sentence)
 
 
 @dataclass(frozen=True)

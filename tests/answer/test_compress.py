@@ -115,13 +115,13 @@ def test_chunks_that_shrink_to_the_same_sentence_both_stay_sources() -> None:
 
 def test_the_compress_stage_round_trips_and_builds_the_compressor() -> None:
     assert {"overlap", "cross"} <= set(names("compressor"))
-    config = PipelineConfig.from_dict({"compress": {"compressor": "overlap", "budget": 200}})
+    config = PipelineConfig.from_dict({"compress": {"compressor": "overlap", "budget": 150}})
     assert PipelineConfig.from_dict(config.to_dict()) == config
     assert PipelineConfig.from_dict(tomllib.loads(config.to_toml())) == config
     assert PipelineConfig().compress.compressor is None  # off unless configured
     pipeline = RAGPipeline.from_config(config, policy_index(), reader=False)
-    assert isinstance(pipeline.compressor, OverlapCompressor) and pipeline.compress_budget == 200
-    assert pipeline.config()["compressor"] == {"name": "overlap", "budget": 200}
+    assert isinstance(pipeline.compressor, OverlapCompressor) and pipeline.compress_budget == 150
+    assert pipeline.config()["compressor"] == {"name": "overlap", "budget": 150}
     with pytest.raises(ConfigError, match=r"\[compress\].*budget must be a whole number"):
         PipelineConfig.from_dict({"compress": {"compressor": "overlap", "budget": 0}})
     with pytest.raises(ConfigError, match="unknown compressor 'nope'"):

@@ -43,7 +43,7 @@ from ragline.retrieve.rerank_cross import DEFAULT_MODEL, CrossEncoderReranker
 from ragline.text.analyzer import Analyzer, get_analyzer
 from ragline.types import Hit
 
-DEFAULT_BUDGET = 300  # tokens of source text over all hits (chosen on the Orrin training world: BENCHMARKS.md)
+DEFAULT_BUDGET = 200  # tokens of source text over all hits (chosen on the Orrin training world: BENCHMARKS.md)
 
 
 class SentenceCompressor(ABC):

@@ -151,7 +151,7 @@ class RAGPipeline:
     expander: Any = None
     guard: Any = None  # screens hits for injected instructions before the reader (ragline.roles.Guard)
     compressor: Any = None  # keeps each hit's best sentences before the context (ragline.roles.Compressor)
-    compress_budget: int = 300
+    compress_budget: int = 200
     versions: VersionPolicy | str = "current"  # which versions retrieval may return (ragline.answer.versions)
     retriever_obj: Any = field(init=False, repr=False)
 
