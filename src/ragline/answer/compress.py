@@ -83,7 +83,8 @@ class SentenceCompressor(ABC):
                 kept[i].add(j)
                 used += cost
         return [
-            _shortened(hit, [spans[i][j] for j in sorted(kept[i])]) if spans[i] else hit for i, hit in enumerate(hits)
+            _shortened(hit, [spans[i][j] for j in sorted(kept[i])]) if len(kept[i]) < len(spans[i]) else hit
+            for i, hit in enumerate(hits)
         ]
 
     def config(self) -> dict[str, Any]:
@@ -92,8 +93,6 @@ class SentenceCompressor(ABC):
 
 def _shortened(hit: Hit, kept: list[tuple[int, int]]) -> Hit:
     """``hit`` with the text of the ``kept`` spans: a line break where the original had one between them."""
-    if len(kept) == len(sentences(hit.text)):
-        return hit  # nothing was left out
     pieces = []
     for n, (start, end) in enumerate(kept):
         if n:
