@@ -11,12 +11,23 @@ timings include retrieval):
 - ``llm_batch_all``: the same model with prompt reading on every usable core (today's default,
   ``default_batch_threads()``).
 
+With ``--compress SPEC`` (a registered compressor, ``ragline.answer.compress``: ``overlap``, ``cross``)
+one more arm per ``--compress-budget`` (default 300 tokens): the ``llm_batch_all`` model over the same
+pipeline with the sources compressed, ``llm_compressed_BUDGET``; ``--no-batch1`` leaves the 1-thread arm
+out. ``--train`` samples the Orrin training world (``TRAIN_SEED``) instead of the evaluation world, for
+choosing a budget; ``--kept-answers`` runs no reader and counts, per budget, the answerable questions
+whose gold answer is still in the context, beside the context's tokens (p50, p90).
+
 Both LLMs generate on ``default_threads()`` threads, greedily, with no response cache and no prompt
-cache, so their answers must be equal (``answers_equal`` per question and in total). Time to first
-token is from the question to the first streamed piece of text; total is to the final ``Answer``.
-Reported: p50 and p90 of both per reader, the answers' equality, and the prompt sizes in tokens.
+cache, so the two uncompressed arms' answers must be equal (``answers_equal`` per question and in total).
+Time to first token is from the question to the first streamed piece of text; total is to the final
+``Answer``. Reported per reader: p50 and p90 of both, the prompt sizes in tokens, and correct / wrong /
+abstained (``grade_question``, the gold answer contained in the reply, as ``ragline eval --match
+contains`` grades an LLM); with compression, the first-token p50 ratio of ``llm_batch_all`` over each
+compressed arm.
 
     PYTHONPATH=src python benchmarks/answer_latency.py [--questions 10] [--model local:qwen2.5-coder-0.5b]
+    PYTHONPATH=src python benchmarks/answer_latency.py --no-batch1 --compress overlap --compress-budget 200
 """
 
 from __future__ import annotations
@@ -36,6 +47,8 @@ from ragline.answer.pipeline import LLMReader, RAGPipeline, Reader, build_reader
 from ragline.answer.prompt import build_messages
 from ragline.config import PipelineConfig
 from ragline.corpora.builtin import orrin_index
+from ragline.corpora.orrin import DEFAULT_SEED, TRAIN_SEED
+from ragline.eval.answers import grade_question
 from ragline.index.filters import acl_filter
 from ragline.models.llm import load_llm
 from ragline.models.llm.local import default_batch_threads, default_threads
@@ -69,8 +82,20 @@ def timed_answer(pipeline: RAGPipeline, reader: Reader, question: Any) -> dict[s
         "ttft_s": (first or end) - start,
         "total_s": end - start,
         "answer": answer.text if answer is not None else "",
+        "answer_obj": answer,
         "context": context,
     }
+
+
+def kept_answers(questions: list[Any], pipelines: dict[str, RAGPipeline], seed: int) -> dict[str, Any]:
+    """Over every answerable question: is a gold answer (or alias) in the context, and how many tokens it has."""
+    answerable = [q for q in questions if not q.expected_abstain]
+    arms: dict[str, Any] = {}
+    for tag, arm in pipelines.items():
+        contexts = [arm.context(q.text, acl_filter(q.user_groups)) for q in answerable]
+        found = sum(any(a.lower() in c.text.lower() for a in q.answers) for q, c in zip(answerable, contexts))
+        arms[tag or "uncompressed"] = {"answer_in_context": found} | percentiles([c.tokens for c in contexts])
+    return {"benchmark": "answer_latency --kept-answers", "seed": seed, "questions": len(answerable), "arms": arms}
 
 
 def percentiles(values: list[float]) -> dict[str, float]:
@@ -83,65 +108,113 @@ def main() -> None:
     parser.add_argument("--model", default=None, help="LLM spec (default: the default local model)")
     parser.add_argument("--max-tokens", type=int, default=64)
     parser.add_argument("--output", choices=["json", "pretty"], default="json")
+    parser.add_argument("--compress", metavar="SPEC", help="add compressed LLM arms with this compressor")
+    parser.add_argument("--compress-budget", default="300", help="their budgets in tokens, comma-separated (300)")
+    parser.add_argument("--no-batch1", action="store_true", help="leave out the 1-thread prompt-reading arm")
+    parser.add_argument("--train", action="store_true", help="the Orrin training world (for choosing settings)")
+    parser.add_argument(
+        "--kept-answers",
+        action="store_true",
+        help="no LLM: per budget, the answerable questions whose gold answer is still in the context, and its tokens",
+    )
     args = parser.parse_args()
 
-    index, corpus = orrin_index()
+    seed = TRAIN_SEED if args.train else DEFAULT_SEED
+    index, corpus = orrin_index(seed=seed)
     questions = sample(corpus.questions, args.questions)
     pipeline = RAGPipeline.from_config(PipelineConfig(), index, reader=False)
+    pipelines = {"": pipeline}
+    budgets = [int(b) for b in args.compress_budget.split(",")] if args.compress else []
+    for budget in budgets:
+        compress = {"compressor": args.compress, "budget": budget}
+        pipelines[f"_compressed_{budget}"] = RAGPipeline.from_config(
+            PipelineConfig().with_overrides(compress=compress), index, reader=False
+        )
+    if args.kept_answers:
+        print_result(kept_answers(corpus.questions, pipelines, seed), args.output)
+        return
     all_cores = default_batch_threads()
-    llms = {
-        "llm_batch1": load_llm(args.model, n_batch_threads=1),
-        "llm_batch_all": load_llm(args.model, n_batch_threads=all_cores),
-    }
+    llms = {"llm_batch_all": load_llm(args.model, n_batch_threads=all_cores)}
+    if not args.no_batch1:
+        llms["llm_batch1"] = load_llm(args.model, n_batch_threads=1)
     readers: dict[str, Reader] = {"extractive": build_reader("extractive")}
     readers |= {name: LLMReader(llm=llm, max_tokens=args.max_tokens) for name, llm in llms.items()}
+    # arm name -> (pipeline, reader): the compressed arms share today's default model (all cores)
+    arms = {name: (pipeline, reader) for name, reader in readers.items()}
+    arms |= {f"llm{tag}": (p, readers["llm_batch_all"]) for tag, p in pipelines.items() if tag}
     try:
         # One warm-up answer each (model pages, the query embedder, the first BM25 queries).
-        for reader in readers.values():
-            timed_answer(pipeline, reader, questions[0])
-        runs: dict[str, list[dict[str, Any]]] = {name: [] for name in readers}
+        for arm_pipeline, reader in arms.values():
+            timed_answer(arm_pipeline, reader, questions[0])
+        runs: dict[str, list[dict[str, Any]]] = {name: [] for name in arms}
         for i, question in enumerate(questions, start=1):
-            for name, reader in readers.items():
-                runs[name].append(timed_answer(pipeline, reader, question))
+            names = list(arms)
+            names = names[i % len(names) :] + names[: i % len(names)]  # each arm goes first in turn
+            for name in names:
+                arm_pipeline, reader = arms[name]
+                runs[name].append(timed_answer(arm_pipeline, reader, question))
+                runs[name][-1]["outcome"] = grade_question(
+                    question, runs[name][-1]["answer_obj"], runs[name][-1]["context"], match="contains"
+                ).outcome
             log(
                 f"question {i}/{len(questions)}: "
-                + ", ".join(f"{n} {r[-1]['ttft_s']:.2f}/{r[-1]['total_s']:.2f}s" for n, r in runs.items())
+                + ", ".join(
+                    f"{n} {r[-1]['ttft_s']:.2f}/{r[-1]['total_s']:.2f}s {r[-1]['outcome']}" for n, r in runs.items()
+                )
             )
-        llm = llms["llm_batch1"]
-        prompt_tokens = [
-            sum(llm.count_tokens(m["content"]) for m in build_messages(q.text, r["context"]))
-            for q, r in zip(questions, runs["llm_batch1"])
-        ]
+        llm = llms["llm_batch_all"]
+        prompt_tokens = {
+            name: [
+                sum(llm.count_tokens(m["content"]) for m in build_messages(q.text, r["context"]))
+                for q, r in zip(questions, rows)
+            ]
+            for name, rows in runs.items()
+            if name.startswith("llm")
+        }
         model_id = llm.id
     finally:
         for llm in llms.values():
             llm.close()
 
-    equal = [a["answer"] == b["answer"] for a, b in zip(runs["llm_batch1"], runs["llm_batch_all"])]
+    def ttft_p50(name: str) -> float:
+        return float(np.percentile([r["ttft_s"] for r in runs[name]], 50))
+
     result = {
         "benchmark": "answer_latency",
-        "corpus": "orrin",
+        "corpus": "orrin" + (" (training world)" if args.train else ""),
+        "seed": seed,
         "questions": [q.id for q in questions],
         "model": model_id,
         "max_tokens": args.max_tokens,
         "generation_threads": default_threads(),
-        "batch_threads": {"llm_batch1": 1, "llm_batch_all": all_cores},
-        "prompt_tokens": percentiles(prompt_tokens) | {"mean": round(float(np.mean(prompt_tokens)), 1)},
+        "batch_threads": {"llm_batch_all": all_cores} | ({} if args.no_batch1 else {"llm_batch1": 1}),
+        "compressor": args.compress,
+        "prompt_tokens": {
+            name: percentiles(tokens) | {"mean": round(float(np.mean(tokens)), 1)}
+            for name, tokens in prompt_tokens.items()
+        },
         "readers": {
             name: {
                 "ttft_s": percentiles([r["ttft_s"] for r in rows]),
                 "total_s": percentiles([r["total_s"] for r in rows]),
                 "retrieve_s": percentiles([r["retrieve_s"] for r in rows]),
+                "outcomes": {o: sum(r["outcome"] == o for r in rows) for o in ("correct", "wrong", "abstained")},
             }
             for name, rows in runs.items()
         },
-        "answers_equal": all(equal),
-        "answers_equal_per_question": equal,
-        "ttft_p50_ratio_batch1_over_all": round(
-            float(np.percentile([r["ttft_s"] for r in runs["llm_batch1"]], 50))
-            / float(np.percentile([r["ttft_s"] for r in runs["llm_batch_all"]], 50)),
-            3,
-        ),
+        "outcomes_per_question": {name: [r["outcome"] for r in rows] for name, rows in runs.items()},
+    }
+    if not args.no_batch1:
+        equal = [a["answer"] == b["answer"] for a, b in zip(runs["llm_batch1"], runs["llm_batch_all"])]
+        result |= {
+            "answers_equal": all(equal),
+            "answers_equal_per_question": equal,
+            "ttft_p50_ratio_batch1_over_all": round(ttft_p50("llm_batch1") / ttft_p50("llm_batch_all"), 3),
+        }
+    for tag in pipelines:
+        if tag:
+            result[f"ttft_p50_ratio_all_over{tag}"] = round(ttft_p50("llm_batch_all") / ttft_p50(f"llm{tag}"), 3)
+    result |= {
         "ragline": ragline.__version__,
         "python": platform.python_version(),
         "cores": len(os.sched_getaffinity(0)),

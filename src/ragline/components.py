@@ -42,6 +42,10 @@ ROLES: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "grader": ("scores how well hits answer a (sub-)question", ("ragline.retrieve", "ragline.agent")),
     "guard": ("flags or drops instruction-like text in retrieved hits before the reader", ("ragline.guard",)),
+    "compressor": (
+        "keeps the sentences of each hit that best answer the question, within a token budget",
+        ("ragline.answer.compress",),
+    ),
 }
 
 

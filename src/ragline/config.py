@@ -1,6 +1,6 @@
 """``PipelineConfig``: one description of a whole pipeline, from ingestion to the reader.
 
-    ingest -> index -> retrieve -> transform -> fuse -> rerank -> expand -> guard -> order -> read
+    ingest -> index -> retrieve -> transform -> fuse -> rerank -> expand -> guard -> compress -> order -> read
 
 Each stage names registered components (``ragline.components``) by spec string or by table, so a
 config is data: it loads from TOML or YAML, round-trips through ``to_dict``/``from_dict``, is stamped
@@ -102,6 +102,12 @@ class GuardStage:
 
 
 @dataclass(frozen=True)
+class CompressStage:
+    compressor: Spec | None = None  # sentence selection before the context, e.g. "overlap" or "cross"
+    budget: int = 200  # tokens of source text kept over all hits (each hit keeps its best sentence)
+
+
+@dataclass(frozen=True)
 class OrderStage:
     order: str = "rank"  # rank | ends | reverse (lost in the middle)
     budget: int = 1500  # context tokens
@@ -124,6 +130,7 @@ _STAGES = {
     "rerank": RerankStage,
     "expand": ExpandStage,
     "guard": GuardStage,
+    "compress": CompressStage,
     "order": OrderStage,
     "read": ReadStage,
 }
@@ -142,6 +149,7 @@ class PipelineConfig:
     rerank: RerankStage = field(default_factory=RerankStage)
     expand: ExpandStage = field(default_factory=ExpandStage)
     guard: GuardStage = field(default_factory=GuardStage)
+    compress: CompressStage = field(default_factory=CompressStage)
     order: OrderStage = field(default_factory=OrderStage)
     read: ReadStage = field(default_factory=ReadStage)
 

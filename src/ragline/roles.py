@@ -5,7 +5,7 @@ store serves another. A class need not inherit anything to play a role: having t
 (``isinstance(x, Reranker)`` checks it at run time). Components register by role and name in
 ``ragline.components``; the pipeline (``ragline.answer.pipeline.RAGPipeline``) calls them in this order:
 
-    transform -> retrieve (each query) -> fuse -> rerank -> expand -> guard -> order -> read
+    transform -> retrieve (each query) -> fuse -> rerank -> expand -> guard -> compress -> order -> read
 """
 
 from __future__ import annotations
@@ -103,5 +103,18 @@ class Guard(Protocol):
     """Screens retrieved hits before the reader: annotates or drops instruction-like (injected) text."""
 
     def screen(self, question: str, hits: list[Hit]) -> list[Hit]: ...
+
+    def config(self) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class Compressor(Protocol):
+    """Shortens each hit to its sentences that best answer the question, within ``budget`` tokens in all.
+
+    Every hit keeps at least one sentence, so the sources (and what a citation ``[n]`` points at) stay
+    the same; kept text is verbatim.
+    """
+
+    def compress(self, question: str, hits: list[Hit], budget: int) -> list[Hit]: ...
 
     def config(self) -> dict[str, Any]: ...

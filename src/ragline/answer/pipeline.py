@@ -1,5 +1,5 @@
 """Question in, answer with citations out: transform -> retrieve (filter and version policy inside) -> fuse ->
-rerank -> expand -> assemble context (order, budget) -> read.
+rerank -> expand -> guard -> compress -> assemble context (order, budget) -> read.
 
 Two readers behind one interface: the deterministic ``extractive`` reader (no LLM: isolates what
 retrieval changes, as the lecture does) and ``llm`` (any ``ragline.models.llm`` backend, prompted to
@@ -132,7 +132,8 @@ class RAGPipeline:
 
     Stages, in order: each query transform's queries (else the question) are retrieved with the
     filter and the version policy inside the retriever and fused; the reranker (if any) reorders
-    ``rerank_depth`` candidates down to ``k``; the expander (if any) widens chunks to passages; then the
+    ``rerank_depth`` candidates down to ``k``; the expander (if any) widens chunks to passages; the
+    compressor (if any) keeps each hit's best sentences within ``compress_budget`` tokens; then the
     context is ordered and cut to ``budget`` tokens, and the reader answers. Components are objects
     (``retriever`` may also be a spec); ``from_config`` builds them all from a ``PipelineConfig``.
     """
@@ -149,6 +150,8 @@ class RAGPipeline:
     rerank_depth: int = 50
     expander: Any = None
     guard: Any = None  # screens hits for injected instructions before the reader (ragline.roles.Guard)
+    compressor: Any = None  # keeps each hit's best sentences before the context (ragline.roles.Compressor)
+    compress_budget: int = 200
     versions: VersionPolicy | str = "current"  # which versions retrieval may return (ragline.answer.versions)
     retriever_obj: Any = field(init=False, repr=False)
 
@@ -180,6 +183,8 @@ class RAGPipeline:
             rerank_depth=stage.rerank.depth,
             expander=build("expander", stage.expand.expander, **deps) if stage.expand.expander else None,
             guard=build("guard", stage.guard.guard, **deps) if stage.guard.guard else None,
+            compressor=build("compressor", stage.compress.compressor, **deps) if stage.compress.compressor else None,
+            compress_budget=stage.compress.budget,
             versions=stage.retrieve.versions,
         )
 
@@ -229,7 +234,18 @@ class RAGPipeline:
         return self.reranker.rerank(question, hits, k) if self.reranker is not None else hits[:k]
 
     def context(self, question: str, filter: FilterLike = None) -> Context:
-        return build_context(self.retrieve(question, filter), self.budget, self.order)  # type: ignore[arg-type]
+        """The numbered sources the reader sees: the retrieved hits, compressed (if configured), within budget."""
+        context = build_context(self.retrieve(question, filter), self.budget, self.order)  # type: ignore[arg-type]
+        if self.compressor is None or not context.sources:
+            return context
+        # Compress the sources the uncompressed context chose (duplicates and the budget decided on whole
+        # chunks): two chunks shortened to the same sentence must not become duplicates of each other, so
+        # the reader sees the same sources, numbered alike, with or without compression.
+        chosen = sorted(context.hits, key=lambda h: h.rank)
+        shortened = self.compressor.compress(question, chosen, self.compress_budget)
+        compressed = build_context(shortened, self.budget, self.order, near_duplicate=None)  # type: ignore[arg-type]
+        compressed.dropped = context.dropped + compressed.dropped
+        return compressed
 
     def answer(self, question: str, filter: FilterLike = None) -> tuple[Answer, Context]:
         if self.reader is None:
@@ -256,5 +272,7 @@ class RAGPipeline:
             out["expander"] = self.expander.config()
         if self.guard is not None:
             out["guard"] = self.guard.config()
+        if self.compressor is not None:
+            out["compressor"] = {**self.compressor.config(), "budget": self.compress_budget}
         out["versions"] = str(self.versions)
         return out
