@@ -62,6 +62,7 @@ _PARAMETERS = {
     # a model named by folder or hub id is loaded at the first query, so the round trip needs none
     ("reranker", "cross"): {"model": "cross-encoder/ms-marco-MiniLM-L-6-v2", "max_length": 128},
     ("grader", "cross-encoder"): {"model": "cross-encoder/ms-marco-MiniLM-L-6-v2"},
+    ("compressor", "cross"): {"model": "cross-encoder/ms-marco-MiniLM-L-6-v2"},
     ("retriever", "reranked"): {"first": "bm25", "reranker": "cross:model=cross-encoder/ms-marco-MiniLM-L-6-v2"},
 }
 

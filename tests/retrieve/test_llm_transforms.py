@@ -115,3 +115,12 @@ def test_hyde_gives_dense_legs_the_mean_of_query_and_passage_vectors(tmp_path):
 
 def index_run(index: Index, query: VectorQuery, k: int = 100) -> list[tuple[str, float]]:
     return [(index.segments[si].ids[row], s) for si, row, s in index.search_vector(query.vector, k)]
+
+
+def test_a_pipeline_hands_its_filter_to_rm3(index: Index):
+    from ragline.answer.pipeline import RAGPipeline
+
+    rm3 = build("query_transform", "rm3:fb_docs=3,fb_terms=10", index=index)
+    pipeline = RAGPipeline(index, None, retriever="bm25", k=10, transforms=[rm3], versions="all")
+    assert "bird" in [h.doc_id for h in pipeline.retrieve("aspirin fever")]
+    assert "bird" not in [h.doc_id for h in pipeline.retrieve("aspirin fever", acl_filter(["all"]))]

@@ -38,6 +38,7 @@ from ragline.index.store import Index
 from ragline.retrieve.base import empty_query_reason, hits_for
 from ragline.retrieve.fusion import fuse, rank
 from ragline.retrieve.registry import build_retriever
+from ragline.retrieve.transforms import rank_query, weighted_queries
 from ragline.types import Answer, Hit
 
 
@@ -224,10 +225,11 @@ class RAGPipeline:
             return []
         policy = VersionPolicy.parse(self.versions) if versions is None else versions
         filter = restrict(filter, policy.restriction(self.index))
-        queries = [q for t in self.transforms for q in t.transform(question)] or [(question, 1.0)]
-        if len(queries) == 1:
+        # A transform that reads documents (RM3) reads them under this filter; a HyDE query carries a vector.
+        queries = [q for t in self.transforms for q in weighted_queries(t, question, filter)] or [(question, 1.0)]
+        if len(queries) == 1 and getattr(queries[0][0], "vector", None) is None:
             return self.retriever_obj.search(queries[0][0], depth, filter)
-        runs = [dict(self.retriever_obj.rank(q, depth, filter)) for q, _ in queries]
+        runs = [dict(rank_query(self.retriever_obj, q, depth, filter)) for q, _ in queries]
         return hits_for(self.index, rank(fuse(self.transform_fuser, runs, weights=[w for _, w in queries]), depth))
 
     def _second_stage(self, question: str, hits: list[Hit], k: int) -> list[Hit]:
