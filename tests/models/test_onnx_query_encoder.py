@@ -75,3 +75,13 @@ def test_a_query_process_with_the_export_loads_no_torch(monkeypatch: pytest.Monk
     env = {**os.environ, "PYTHONPATH": str(SRC), "RAGLINE_CACHE": str(cache)}
     done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
     assert json.loads(done.stdout.strip().splitlines()[-1]) == [384, False, False]
+
+
+def test_a_failed_export_is_tried_once_not_for_every_batch(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("RAGLINE_CACHE", str(tmp_path))
+    tries = []
+    monkeypatch.setattr(embedders.OnnxQueryEncoder, "export", classmethod(lambda cls, e: tries.append(e) and None))
+    spec = resolve_embedder("minilm")
+    embedder = embedders.SentenceTransformerEmbedder(spec, embedders.verify_weights(spec))
+    embedder.embed_passages(["one passage", "another", "a third"], batch_size=1, progress=False)
+    assert len(tries) == 1 and embedder._onnx is None

@@ -156,6 +156,7 @@ class SentenceTransformerEmbedder(Embedder):
     def __init__(self, spec: EmbedderSpec, weights_sha256: str | None) -> None:
         self._model: Any = None
         self._onnx: OnnxQueryEncoder | None = None
+        self._export_tried = False
         self._model_lock = threading.Lock()
         if spec.dim is None or spec.max_seq_length is None or weights_sha256 is None:
             model = self.model  # nothing to go on but the model itself
@@ -188,8 +189,10 @@ class SentenceTransformerEmbedder(Embedder):
             convert_to_numpy=True,
             normalize_embeddings=True,
         )
-        if self._onnx is None and hasattr(self, "dim"):
-            # torch is loaded now anyway (indexing, or no export yet): export once for the next processes.
+        if self._onnx is None and hasattr(self, "dim") and not self._export_tried:
+            # torch is loaded now anyway (indexing, or no export yet): export once for the next processes;
+            # tried once per embedder, so a failed export is not repeated (and reported) for every batch.
+            self._export_tried = True
             self._onnx = OnnxQueryEncoder.export(self)
         return vectors
 
