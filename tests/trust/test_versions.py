@@ -6,7 +6,7 @@ import pytest
 
 from ragline.answer.context import build_context
 from ragline.answer.pipeline import RAGPipeline, build_reader
-from ragline.answer.versions import VersionPolicy, find_conflicts, is_change_question
+from ragline.answer.versions import VersionPolicy, find_conflicts, is_change_question, reader_answer
 from ragline.config import PipelineConfig, load_config
 from ragline.errors import ConfigError
 from ragline.index import Index, IndexSettings
@@ -83,6 +83,65 @@ def test_unlinked_sources_that_disagree_are_flagged_as_a_conflict() -> None:
     answer, _ = RAGPipeline(index, build_reader("extractive"), retriever="bm25", k=2).answer("What is the per diem?")
     assert answer.details["conflicts"][0]["kind"] == "conflict"
     assert any("disagree" in n for n in answer.details["notes"])
+
+
+def test_unlinked_conflict_is_said_in_the_answer_text_citing_both_sources() -> None:
+    docs = [Document("a", "The travel per diem is 40 dollars a day.", "Travel", {}),
+            Document("b", "The travel per diem is 55 dollars a day.", "Travel FAQ", {})]  # fmt: skip
+    pipeline = RAGPipeline(_index(docs), build_reader("extractive:threshold=0"), retriever="bm25", k=2)
+    answer, _ = pipeline.answer("What is the travel per diem a day?")
+    assert not answer.abstained
+    note = answer.details["note"]
+    assert answer.text.endswith(note) and note.startswith("Note: the sources disagree")
+    assert "40" in note and "55" in note and "[1]" in note and "[2]" in note
+    assert {c.doc_id for c in answer.citations} == {"a", "b"}  # both sides cited, not merged into one value
+    own = reader_answer(answer)  # what the reader said, for graders
+    assert own.text and note not in own.text and len(own.citations) == 1
+
+
+def test_two_versions_in_the_context_are_said_in_the_answer_current_one_named() -> None:
+    # versions = "all": both versions reach the reader, so the answer must say which is current
+    pipeline = RAGPipeline(_index(_policy_docs()), build_reader("extractive"), retriever="bm25", k=2, versions="all")
+    answer, context = pipeline.answer("How many days of annual leave do employees receive?")
+    note = answer.details["note"]
+    old = next(s.n for s in context.sources if s.hit.doc_id == "leave-2024")
+    new = next(s.n for s in context.sources if s.hit.doc_id == "leave-2026")
+    assert f"[{old}] (2024-01-01, older version) states 20" in note
+    assert f"[{new}] (2026-01-01, current) states 25" in note
+    assert note.index(f"[{old}]") < note.index(f"[{new}]")  # the current value last, preferred
+    assert {c.doc_id for c in answer.citations} == {"leave-2024", "leave-2026"}
+    assert "25 days" in reader_answer(answer).text
+
+
+def test_no_note_without_a_conflict_and_none_on_an_abstention() -> None:
+    pipeline = RAGPipeline(_index(_policy_docs()), build_reader("extractive"), retriever="bm25", k=2)
+    answer, _ = pipeline.answer("How many days of annual leave do employees receive?")  # current only
+    assert "note" not in answer.details and "Note:" not in answer.text
+    docs = [Document("a", "The travel per diem is 40 dollars a day.", "Travel", {}),
+            Document("b", "The travel per diem is 55 dollars a day.", "Travel FAQ", {})]  # fmt: skip
+    strict = RAGPipeline(_index(docs), build_reader("extractive:threshold=0.99"), retriever="bm25", k=2)
+    answer, _ = strict.answer("What is the per diem?")
+    assert answer.abstained and answer.details["conflicts"] and "note" not in answer.details
+
+
+@pytest.mark.models
+def test_llm_reader_answer_says_the_conflict_and_cites_both() -> None:
+    from ragline.models.llm import load_llm
+
+    llm = load_llm("local:smollm2-135m", n_ctx=1024)
+    try:
+        docs = [Document("a", "The travel per diem is 40 dollars a day.", "Travel", {}),
+                Document("b", "The travel per diem is 55 dollars a day.", "Travel FAQ", {})]  # fmt: skip
+        reader = build_reader("llm", llm=llm)
+        pipeline = RAGPipeline(_index(docs), reader, retriever="bm25", k=2)
+        answer, _ = pipeline.answer("What is the travel per diem a day?")
+    finally:
+        llm.close()
+    if answer.abstained:  # the tiny model may decline; the conflict is then in the details only
+        assert answer.details["conflicts"]
+        return
+    assert answer.text.endswith(answer.details["note"]) and "disagree" in answer.details["note"]
+    assert {c.doc_id for c in answer.citations} == {"a", "b"}
 
 
 def test_different_things_with_different_values_are_no_conflict() -> None:

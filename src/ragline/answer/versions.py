@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import re
 import weakref
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any
 
@@ -258,10 +259,78 @@ def change_answer(question: str, context: Context, reader: str = "versions") -> 
     return Answer(text, False, list(cited.values()), reader=reader, details=details)
 
 
+def _dated(source: Source | None, n: int | None, role: str) -> str:
+    """``[n] (2024-03-01, older version)``: a source's number, effective date (when known) and role."""
+    day = str(source.hit.metadata.get("effective_date") or "") if source is not None else ""
+    return f"[{n}] ({', '.join(p for p in (day, role) if p)})"
+
+
+def conflict_note(conflicts: list[Conflict], context: Context) -> str:
+    """One sentence per disagreement, citing both sources; a version pair names the current one last."""
+    parts = []
+    for c in conflicts:
+        if c.kind == "version":
+            old, new = (c.b, c.a) if c.current == c.a else (c.a, c.b)
+            old_v, new_v = (c.b_values, c.a_values) if old == c.b else (c.a_values, c.b_values)
+            parts.append(f"{_dated(context.source(old), old, 'older version')} states {', '.join(old_v)}; "
+                         f"{_dated(context.source(new), new, 'current')} states {', '.join(new_v)}")  # fmt: skip
+        else:
+            parts.append(f"the sources disagree: [{c.a}] states {', '.join(c.a_values)}; [{c.b}] states "
+                         f"{', '.join(c.b_values)} (no version metadata says which is current)")  # fmt: skip
+    return "Note: " + "; ".join(dict.fromkeys(parts)) + "."
+
+
+def reader_answer(answer: Answer) -> Answer:
+    """``answer`` as its reader gave it: without the conflict note and the citations only the note added.
+
+    For graders: the note names the other value and cites its source on purpose.
+    """
+    note, added = str(answer.details.get("note") or ""), set(answer.details.get("note_citations") or ())
+    if not note:
+        return answer
+    text = answer.text[: -len(note)].rstrip() if answer.text.endswith(note) else answer.text
+    return replace(answer, text=text, citations=[c for c in answer.citations if c.n not in added])
+
+
+def answer_from_versions(
+    question: str, context: Context, policy: VersionPolicy | str, read: Callable[[], Answer], reader: str
+) -> Answer:
+    """A change question's answer from the versions that differ (citing both), else ``read()`` with its conflicts.
+
+    ``policy`` is the pipeline's version policy: with version handling off (``all``) a change question
+    is read like any other.
+    """
+    if VersionPolicy.parse(policy).enabled and is_change_question(question):
+        changed = change_answer(question, context, reader=f"versions+{reader}")
+        if changed is not None:
+            return changed
+    return annotate_conflicts(read(), context, question)
+
+
 def annotate_conflicts(answer: Answer, context: Context, question: str | None = None) -> Answer:
-    """``answer`` with the disagreements among its sources in ``details["conflicts"]`` and ``["notes"]``."""
+    """``answer`` told where its sources disagree: a note in its text that cites both sides.
+
+    The disagreements go in ``details["conflicts"]`` (and ``["notes"]``, one line each); an answer that
+    was given (not an abstention) also ends with ``conflict_note``, kept in ``details["note"]`` so
+    that graders can read the reader's answer alone (``reader_answer``), and cites every source the note
+    names. A value two unlinked documents state differently is flagged, not merged into one answer.
+    """
     conflicts = find_conflicts(context, question=question)
-    if conflicts:
-        answer.details["conflicts"] = [c.to_dict() for c in conflicts]
-        answer.details["notes"] = [c.describe() for c in conflicts]
+    if not conflicts:
+        return answer
+    answer.details["conflicts"] = [c.to_dict() for c in conflicts]
+    answer.details["notes"] = [c.describe() for c in conflicts]
+    if answer.abstained:
+        return answer
+    note = conflict_note(conflicts, context)
+    answer.text = f"{answer.text.rstrip()}\n\n{note}" if answer.text.strip() else note
+    answer.details["note"] = note
+    cited = {c.n for c in answer.citations}
+    added = []
+    for n in dict.fromkeys(n for c in conflicts for n in (c.a, c.b)):
+        source = context.source(n)
+        if source is not None and n not in cited:
+            answer.citations.append(Citation(n, source.doc_id, source.chunk_id, source.hit.title, source.text))
+            added.append(n)
+    answer.details["note_citations"] = added
     return answer

@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from ragline.answer.versions import reader_answer
 from ragline.corpora.base import Question
 from ragline.doctor.base import DoctorRun, ProbeResult, cannot_run, filter_of, grade
 from ragline.doctor.rules import rate_rule
@@ -37,7 +38,7 @@ def failure(question: Question, answer: Any, context: Any) -> str | None:
         return None
     if answer.abstained:
         return None
-    if _says([answer.text], question.distractor_answers):
+    if _says([reader_answer(answer).text], question.distractor_answers):  # the conflict note names it on purpose
         return "answered from the superseded version"
     superseded = [s.text for s in context.sources if s.hit.metadata.get("superseded_by")]
     if _says(superseded, question.distractor_answers) and not answer.details.get("conflicts"):
