@@ -10,6 +10,7 @@ from ragline.answer.versions import VersionPolicy, find_conflicts, is_change_que
 from ragline.config import PipelineConfig, load_config
 from ragline.errors import ConfigError
 from ragline.index import Index, IndexSettings
+from ragline.index.filters import acl_filter
 from ragline.types import Document
 
 
@@ -65,6 +66,37 @@ def test_change_question_cites_both_versions() -> None:
     assert {c.doc_id for c in answer.citations} == {"leave-2024", "leave-2026"}
     assert "20 days" in answer.text and "25 days" in answer.text
     assert answer.text.index("20 days") < answer.text.index("25 days")  # old, then current
+
+
+def _chunked_versions(acl_2026: list[str]) -> Index:
+    from ragline.ingest.pipeline import IngestConfig, build_index
+
+    text = ("Employees receive {days} days of annual leave each year. Requests go to the team lead.\n\n"
+            "Parking at the depot costs {fee} dollars a day for every employee.")  # fmt: skip
+    docs = [Document("leave-2024", text.format(days=20, fee=5), "Leave policy",
+                     {"effective_date": "2024-01-01", "superseded_by": "leave-2026", "acl": ["all"]}),
+            Document("leave-2026", text.format(days=25, fee=8), "Leave policy",
+                     {"effective_date": "2026-01-01", "supersedes": "leave-2024", "acl": acl_2026})]  # fmt: skip
+    return build_index(docs, IngestConfig("fixed:size=12,overlap=0"), IndexSettings())
+
+
+def test_change_question_reads_both_versions_whole_when_retrieval_returns_a_part() -> None:
+    index = _chunked_versions(["all"])
+    pipeline = RAGPipeline(index, build_reader("extractive"), retriever="bm25", k=1)  # one chunk retrieved
+    assert len(pipeline.context("What changed in the annual leave policy?")) == 1
+    answer, context = pipeline.answer("What changed in the annual leave policy?", acl_filter(["all"]))
+    assert {c.doc_id for c in answer.citations} == {"leave-2024", "leave-2026"}
+    assert "20 days" in answer.text and "25 days" in answer.text
+    assert "5 dollars" in answer.text and "8 dollars" in answer.text  # the parts retrieval did not return
+    assert all(c.n <= len(context) for c in answer.citations)  # cited from the context returned
+
+
+def test_change_question_adds_no_version_the_asker_may_not_read() -> None:
+    index = _chunked_versions(["hr"])
+    pipeline = RAGPipeline(index, build_reader("extractive"), retriever="bm25", k=1)
+    answer, context = pipeline.answer("What changed in the annual leave policy?", acl_filter(["all"]))
+    assert all(s.hit.document_id == "leave-2024" for s in context.sources)
+    assert "25" not in answer.text and "leave-2026" not in {c.doc_id for c in answer.citations}
 
 
 def test_change_questions_are_recognised_narrowly() -> None:

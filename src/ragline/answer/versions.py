@@ -28,8 +28,8 @@ from typing import Any
 
 from ragline.answer.context import Context, Source, document_id
 from ragline.errors import ConfigError
-from ragline.index.filters import Compare, Node, Not, Or
-from ragline.types import Answer, Citation, document_id_of
+from ragline.index.filters import Compare, FilterLike, Node, Not, Or, restrict
+from ragline.types import Answer, Citation, Hit, document_id_of
 
 POLICIES = ("current", "as-of=DATE", "all")
 
@@ -292,19 +292,59 @@ def reader_answer(answer: Answer) -> Answer:
     return replace(answer, text=text, citations=[c for c in answer.citations if c.n not in added])
 
 
+def with_both_versions(index: Any, context: Context, filter: FilterLike = None) -> Context:
+    """``context`` and, after its sources, every chunk of the versions linked to its best versioned source.
+
+    A change question compares versions sentence by sentence, but retrieval returns a few chunks of
+    each version, rarely the same parts of both. The versions it compares are the best-ranked source
+    that has a version link and the documents directly linked to it (``superseded_by``, ``supersedes``);
+    their chunks are read whole, in document order. The context is not cut to a token budget: it is read
+    by ``change_answer``, not by a model.
+    """
+    from ragline.answer.context import build_context
+
+    best = next((s for s in context.sources if s.hit.metadata.get("superseded_by") or s.hit.metadata.get("supersedes")),
+                None)  # fmt: skip
+    if best is None or index is None:
+        return context
+    graph = version_graph(index)
+    doc = document_id(best.hit)
+    linked = {doc, *graph.successors.get(doc, ())} | {d for d, nexts in graph.successors.items() if doc in nexts}
+    shown = {s.hit.doc_id for s in context.sources}
+    # the asker's filter (their ACL) holds here as in retrieval: a version they may not read is not added
+    node = restrict(filter, Compare("doc_id", "in", tuple(sorted(linked))))
+    extra = []
+    for seg, dead in zip(index.segments, index.deleted):
+        for row in seg.filter_rows(node):
+            if not dead[row] and seg.ids[row] not in shown:
+                extra.append(seg.document(int(row)))
+    if not extra:
+        return context
+    extra.sort(key=lambda c: (c.document_id, int(c.metadata.get("start", 0))))
+    rank = len(context.sources)
+    hits = [s.hit for s in context.sources] + [
+        Hit(c.id, 0.0, rank + i, c.title, c.text, c.metadata, c.parent) for i, c in enumerate(extra, start=1)
+    ]
+    # rank order keeps the retrieved sources' numbers; near_duplicate=None keeps both versions' equal parts
+    return build_context(hits, budget=10**9, order="rank", near_duplicate=None)
+
+
 def answer_from_versions(
-    question: str, context: Context, policy: VersionPolicy | str, read: Callable[[], Answer], reader: str
-) -> Answer:
+    question: str, context: Context, policy: VersionPolicy | str, read: Callable[[], Answer], reader: str,
+    index: Any = None, filter: FilterLike = None,
+) -> tuple[Answer, Context]:
     """A change question's answer from the versions that differ (citing both), else ``read()`` with its conflicts.
 
     ``policy`` is the pipeline's version policy: with version handling off (``all``) a change question
-    is read like any other.
+    is read like any other. With ``index``, a change question reads the compared versions whole
+    (``with_both_versions``, under the asker's ``filter``); the context returned is the one the answer cites.
     """
     if VersionPolicy.parse(policy).enabled and is_change_question(question):
-        changed = change_answer(question, context, reader=f"versions+{reader}")
+        both = with_both_versions(index, context, filter)
+        changed = change_answer(question, both, reader=f"versions+{reader}")
         if changed is not None:
-            return changed
-    return annotate_conflicts(read(), context, question)
+            return changed, both
+    return annotate_conflicts(read(), context, question), context
 
 
 def annotate_conflicts(answer: Answer, context: Context, question: str | None = None) -> Answer:
