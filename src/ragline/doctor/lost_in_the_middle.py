@@ -12,11 +12,13 @@ Single-document answerable questions; each has the gold chunk and hard distracto
   must see order: the configured reader when it is an LLM, else the probe file's ``order_reader`` (the
   local LLM by default; its replies are cached, so a rerun costs no model call). The extractive reader
   and the agent weigh a source by its retrieval rank, not its place, so they cannot show the failure.
-  Rule: ``paired_rule`` on correct answers, fixed order against configured order. An interval that
+  Score: the answer states the gold value (``found_answer``: Liu et al.'s accuracy; does the reader
+  find the fact where the order put it?), with the strict grade (cited from the gold document) beside
+  it. Rule: ``paired_rule`` on that score, fixed order against configured order. An interval that
   touches zero reads "not confirmed" (the sample cannot tell the orders apart), never "absent".
 * **Position curve** (the plot): accuracy by the gold's position 1..k with the configured reader (the
-  extractive one for an LLM or agent reader: it costs no model call), and the order arm's reader's
-  accuracy by the position the gold was shown at.
+  extractive one for an LLM or agent reader: it costs no model call), and how often the order arm's
+  reader found the answer by the position the gold was shown at.
 
 ``order_reader = "none"`` in the probe file skips the order arm: the probe then judges the position
 curve's reader on the real top-k, as before, and says it cannot see order.
@@ -30,7 +32,7 @@ from dataclasses import replace
 from typing import Any
 
 from ragline.doctor.base import DoctorRun, ProbeResult, cannot_run, grade
-from ragline.doctor.rules import paired_rule
+from ragline.doctor.rules import Verdict, paired_rule
 
 NAME = "lost in the middle"
 FIX = 'best sources at the ends of the context ([order] order = "ends")'
@@ -70,19 +72,35 @@ def _order_arm(r: DoctorRun, questions: list[Any], reader: Any) -> dict[str, Any
     if not items:
         return None
     arms = dict(ORDERS) | {"configured": r.config.order.order}
-    scores: dict[str, dict[str, float]] = {arm: {} for arm in arms}
+    found: dict[str, dict[str, float]] = {arm: {} for arm in arms}
+    strict: dict[str, dict[str, float]] = {arm: {} for arm in arms}
     by_position: dict[int, list[float]] = {}
     for item, rank in zip(items, order_ranks(len(items), n_sources)):
         contexts = order_contexts(item, rank, tuple(sorted(set(arms.values()))))
         graded = {}
         for order, context in contexts.items():
-            right = float(grade(item.question, reader.read(item.question.text, context), context) == "correct")
-            graded[order] = right
-            by_position.setdefault(gold_position(context, item.question) or 0, []).append(right)
+            answer = reader.read(item.question.text, context)
+            correct = float(grade(item.question, answer, context) == "correct")
+            graded[order] = (found_answer(item.question, answer), correct)
+            by_position.setdefault(gold_position(context, item.question) or 0, []).append(graded[order][0])
         for arm, order in arms.items():
-            scores[arm][item.question.id] = graded[order]
+            found[arm][item.question.id], strict[arm][item.question.id] = graded[order]
     curve = [round(sum(v) / len(v), 3) if (v := by_position.get(p)) else None for p in range(1, n_sources + 1)]
-    return {"scores": scores, "orders": arms, "n_sources": n_sources, "by_position": curve}
+    return {"scores": found, "strict": strict, "orders": arms, "n_sources": n_sources, "by_position": curve}
+
+
+def found_answer(question: Any, answer: Any) -> float:
+    """1.0 when the answer states a gold answer and no known wrong value (Liu et al.'s accuracy).
+
+    The order arm asks whether the reader found the gold source's fact where the order put it; the
+    strict grade (cited from the gold document, the citation supporting it) is reported beside it.
+    """
+    from ragline.answer.versions import reader_answer
+    from ragline.eval.answers import answer_matches
+
+    own = reader_answer(answer)
+    return float(not own.abstained and answer_matches(own.text, question.answers, "contains",
+                                                      question.distractor_answers))  # fmt: skip
 
 
 def _position_curve(r: DoctorRun, questions: list[Any], reader: Any) -> tuple[list[float], int]:
@@ -168,16 +186,19 @@ def run(r: DoctorRun) -> ProbeResult:
                 close()
         if measured is None:
             return cannot_run(NAME, FIX, f"no question has a whole gold chunk and {ORDER_SOURCES - 1} distractors")
-        arms = measured["scores"]
+        arms, strict = measured["scores"], measured["strict"]
         verdict = paired_rule(arms["fixed"], arms["configured"])
-        figures = {a: {"correct": round(sum(v.values()) / len(v), 3), "n": len(v)} for a, v in arms.items()}
+        verdict = Verdict(verdict.status, "answer found (states the gold value): " + verdict.rule)
+        figures = {a: {"found": round(sum(v.values()) / len(v), 3), "n": len(v),
+                       "correct": round(sum(strict[a].values()) / len(v), 3)} for a, v in arms.items()}  # fmt: skip
         reader_label = str(order_reader.config().get("model") or order_reader.name)
         n_sources = measured["n_sources"]
-        ends = figures["fixed"]["correct"]
+        ends = figures["fixed"]["found"]
         note = "" if verdict.status == "flag" else "; not confirmed at this sample size"
         why = "" if configured == "llm" else f", since the {configured} reader reads by rank, not position"
-        figure = (f"{figures['configured']['correct']} correct in {r.config.order.order} order vs {ends} in ends "
-                  f"order, {n_sources} sources, gold ranked 2..{n_sources} ({reader_label}{why}){note}")  # fmt: skip
+        model = reader_label.split("@")[0]
+        figure = (f"answer found {figures['configured']['found']} in {r.config.order.order} order vs {ends} in ends "
+                  f"order, {n_sources} sources, gold ranked 2..{n_sources} ({model}{why}){note}")  # fmt: skip
         labels = [str(p) for p in range(1, n_sources + 1)]
         plot = {"title": "accuracy by gold position", "labels": labels[: max(k, n_sources)],
                 "series": {f"{curve_reader.name} (k = {k})": curve + [None] * (n_sources - k),
