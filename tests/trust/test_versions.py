@@ -68,7 +68,7 @@ def test_change_question_cites_both_versions() -> None:
     assert answer.text.index("20 days") < answer.text.index("25 days")  # old, then current
 
 
-def _chunked_versions(acl_2026: list[str]) -> Index:
+def _chunked_versions(acl_2026: list[str], chunker: str = "fixed:size=12,overlap=0") -> Index:
     from ragline.ingest.pipeline import IngestConfig, build_index
 
     text = ("Employees receive {days} days of annual leave each year. Requests go to the team lead.\n\n"
@@ -77,11 +77,12 @@ def _chunked_versions(acl_2026: list[str]) -> Index:
                      {"effective_date": "2024-01-01", "superseded_by": "leave-2026", "acl": ["all"]}),
             Document("leave-2026", text.format(days=25, fee=8), "Leave policy",
                      {"effective_date": "2026-01-01", "supersedes": "leave-2024", "acl": acl_2026})]  # fmt: skip
-    return build_index(docs, IngestConfig("fixed:size=12,overlap=0"), IndexSettings())
+    return build_index(docs, IngestConfig(chunker), IndexSettings())
 
 
-def test_change_question_reads_both_versions_whole_when_retrieval_returns_a_part() -> None:
-    index = _chunked_versions(["all"])
+@pytest.mark.parametrize("chunker", ["fixed:size=12,overlap=0", "fixed:size=7,overlap=3"])
+def test_change_question_reads_both_versions_whole_when_retrieval_returns_a_part(chunker: str) -> None:
+    index = _chunked_versions(["all"], chunker)
     pipeline = RAGPipeline(index, build_reader("extractive"), retriever="bm25", k=1)  # one chunk retrieved
     assert len(pipeline.context("What changed in the annual leave policy?")) == 1
     answer, context = pipeline.answer("What changed in the annual leave policy?", acl_filter(["all"]))
@@ -89,6 +90,9 @@ def test_change_question_reads_both_versions_whole_when_retrieval_returns_a_part
     assert "20 days" in answer.text and "25 days" in answer.text
     assert "5 dollars" in answer.text and "8 dollars" in answer.text  # the parts retrieval did not return
     assert all(c.n <= len(context) for c in answer.citations)  # cited from the context returned
+    # each version put back whole from its chunks, once, overlaps and all
+    assert [s.text for s in context.sources][0].count("annual leave") == 1
+    assert "Parking at the depot costs 5 dollars a day" in context.sources[0].text
 
 
 def test_change_question_adds_no_version_the_asker_may_not_read() -> None:

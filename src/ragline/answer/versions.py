@@ -293,13 +293,14 @@ def reader_answer(answer: Answer) -> Answer:
 
 
 def with_both_versions(index: Any, context: Context, filter: FilterLike = None) -> Context:
-    """``context`` and, after its sources, every chunk of the versions linked to its best versioned source.
+    """The versions a change question compares, each read whole as one source (older first).
 
-    A change question compares versions sentence by sentence, but retrieval returns a few chunks of
-    each version, rarely the same parts of both. The versions it compares are the best-ranked source
-    that has a version link and the documents directly linked to it (``superseded_by``, ``supersedes``);
-    their chunks are read whole, in document order. The context is not cut to a token budget: it is read
-    by ``change_answer``, not by a model.
+    Retrieval returns a few chunks of each version, rarely the same parts of both, and chunk
+    boundaries cut the sentences that must be lined up. The versions compared are the best-ranked
+    source that has a version link and the documents directly linked to it (``superseded_by``,
+    ``supersedes``); each is put back together from its chunks (their ``start`` offsets) under the
+    asker's ``filter``. ``context`` itself when no source has a version link. The context is not cut to
+    a token budget: ``change_answer`` reads it, not a model.
     """
     from ragline.answer.context import build_context
 
@@ -310,23 +311,41 @@ def with_both_versions(index: Any, context: Context, filter: FilterLike = None) 
     graph = version_graph(index)
     doc = document_id(best.hit)
     linked = {doc, *graph.successors.get(doc, ())} | {d for d, nexts in graph.successors.items() if doc in nexts}
-    shown = {s.hit.doc_id for s in context.sources}
     # the asker's filter (their ACL) holds here as in retrieval: a version they may not read is not added
     node = restrict(filter, Compare("doc_id", "in", tuple(sorted(linked))))
-    extra = []
+    chunks: dict[str, list[Any]] = {}
     for seg, dead in zip(index.segments, index.deleted):
         for row in seg.filter_rows(node):
-            if not dead[row] and seg.ids[row] not in shown:
-                extra.append(seg.document(int(row)))
-    if not extra:
+            if not dead[row]:
+                chunk = seg.document(int(row))
+                chunks.setdefault(chunk.document_id, []).append(chunk)
+    if len(chunks) < 2:
         return context
-    extra.sort(key=lambda c: (c.document_id, int(c.metadata.get("start", 0))))
-    rank = len(context.sources)
-    hits = [s.hit for s in context.sources] + [
-        Hit(c.id, 0.0, rank + i, c.title, c.text, c.metadata, c.parent) for i, c in enumerate(extra, start=1)
-    ]
-    # rank order keeps the retrieved sources' numbers; near_duplicate=None keeps both versions' equal parts
+    whole = [_whole(d, parts) for d, parts in chunks.items()]
+    whole.sort(key=lambda h: (str(h.metadata.get("effective_date") or ""), h.doc_id))
+    hits = [replace(h, rank=rank) for rank, h in enumerate(whole, start=1)]
     return build_context(hits, budget=10**9, order="rank", near_duplicate=None)
+
+
+def _whole(doc: str, chunks: list[Any]) -> Hit:
+    """A document as one hit, its text put back from its chunks' character offsets (overlaps once)."""
+    chunks = sorted(chunks, key=lambda c: int(c.metadata.get("start", 0)))
+    text, end = "", None
+    for c in chunks:
+        start = int(c.metadata.get("start", 0))
+        if end is None or "start" not in c.metadata:
+            piece = c.text
+        elif start >= end:
+            # chunks without overlap skip the whitespace between them: one character is a space, more
+            # a paragraph break (or text not stored), kept as a line break so sentences stay apart
+            piece = ("" if start == end else " " if start - end == 1 else "\n") + c.text
+        else:
+            piece = c.text[end - start :]
+        text += piece
+        end = int(c.metadata.get("end", start + len(c.text)))
+    first = chunks[0]
+    metadata = {k: v for k, v in first.metadata.items() if k not in ("start", "end", "section")}
+    return Hit(doc, 0.0, 1, first.title, text, metadata, None)
 
 
 def answer_from_versions(
