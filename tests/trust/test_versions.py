@@ -6,7 +6,14 @@ import pytest
 
 from ragline.answer.context import build_context
 from ragline.answer.pipeline import RAGPipeline, build_reader
-from ragline.answer.versions import VersionPolicy, find_conflicts, is_change_question, reader_answer
+from ragline.answer.versions import (
+    VersionPolicy,
+    about_answer,
+    conflict_note,
+    find_conflicts,
+    is_change_question,
+    reader_answer,
+)
 from ragline.config import PipelineConfig, load_config
 from ragline.errors import ConfigError
 from ragline.index import Index, IndexSettings
@@ -147,6 +154,18 @@ def test_two_versions_in_the_context_are_said_in_the_answer_current_one_named() 
     assert note.index(f"[{old}]") < note.index(f"[{new}]")  # the current value last, preferred
     assert {c.doc_id for c in answer.citations} == {"leave-2024", "leave-2026"}
     assert "25 days" in reader_answer(answer).text
+
+
+def test_the_note_names_the_disagreement_the_answer_takes_a_side_in() -> None:
+    text = "The travel per diem is {} dollars a day. The hotel cap is {} dollars a night."
+    docs = [Document("a", text.format(40, 120), "Travel", {}), Document("b", text.format(55, 150), "FAQ", {})]
+    context = build_context(_index(docs).search("travel per diem hotel cap", 2), 1500, "rank")
+    conflicts = find_conflicts(context)
+    assert len(conflicts) == 2
+    (chosen,) = about_answer(conflicts, "40 dollars")
+    assert "per diem" in chosen.a_text and conflict_note([chosen], context).count("states") == 2
+    assert "$" not in conflict_note([chosen], context) and "40 dollars" in conflict_note([chosen], context)
+    assert about_answer(conflicts, "something else") == conflicts  # no side taken: every disagreement
 
 
 def test_no_note_without_a_conflict_and_none_on_an_abstention() -> None:

@@ -265,18 +265,34 @@ def _dated(source: Source | None, n: int | None, role: str) -> str:
     return f"[{n}] ({', '.join(p for p in (day, role) if p)})"
 
 
+def _stated(sentence: str, values: tuple[str, ...], other: tuple[str, ...]) -> str:
+    """The values of ``sentence`` that the other sentence does not state, each with its unit word."""
+    phrases = []
+    for value in [v for v in values if v not in other] or list(values):
+        # a bare number takes the word after it as its unit ("6 months"); "$400", "15:00" stand alone
+        unit = r"(?:\s+(?!(?:of|and|or|to|the|a|an|per|for|is|are|was|were|in|on|at)\b)[^\W\d_]+)?"
+        found = re.search(rf"(?<![\w.:,/-])([$€£]{re.escape(value)}|{re.escape(value)}(?![\w.:,/-]){unit})",
+                          sentence, re.IGNORECASE)  # fmt: skip
+        phrases.append(found.group(1) if found else value)
+    return ", ".join(dict.fromkeys(phrases))
+
+
 def conflict_note(conflicts: list[Conflict], context: Context) -> str:
-    """One sentence per disagreement, citing both sources; a version pair names the current one last."""
-    parts = []
+    """One clause per disagreement, citing both sources; a version pair names the current one last."""
+    parts, said = [], set()
     for c in conflicts:
+        said_a, said_b = _stated(c.a_text, c.a_values, c.b_values), _stated(c.b_text, c.b_values, c.a_values)
+        if frozenset((said_a, said_b)) in said:  # the same disagreement between other chunks of the same sources
+            continue
+        said.add(frozenset((said_a, said_b)))
         if c.kind == "version":
             old, new = (c.b, c.a) if c.current == c.a else (c.a, c.b)
-            old_v, new_v = (c.b_values, c.a_values) if old == c.b else (c.a_values, c.b_values)
-            parts.append(f"{_dated(context.source(old), old, 'older version')} states {', '.join(old_v)}; "
-                         f"{_dated(context.source(new), new, 'current')} states {', '.join(new_v)}")  # fmt: skip
+            old_v, new_v = (said_b, said_a) if old == c.b else (said_a, said_b)
+            parts.append(f"{_dated(context.source(old), old, 'older version')} states {old_v}; "
+                         f"{_dated(context.source(new), new, 'current')} states {new_v}")  # fmt: skip
         else:
-            parts.append(f"the sources disagree: [{c.a}] states {', '.join(c.a_values)}; [{c.b}] states "
-                         f"{', '.join(c.b_values)} (no version metadata says which is current)")  # fmt: skip
+            parts.append(f"the sources disagree: [{c.a}] states {said_a}; [{c.b}] states {said_b} "
+                         "(no version metadata says which is current)")  # fmt: skip
     return "Note: " + "; ".join(dict.fromkeys(parts)) + "."
 
 
@@ -366,6 +382,18 @@ def answer_from_versions(
     return annotate_conflicts(read(), context, question), context
 
 
+def about_answer(conflicts: list[Conflict], text: str) -> list[Conflict]:
+    """The disagreements the answer takes a side in: a side's sentence holds the answer, else states a
+    value the answer states; all of them when the answer matches none (it said something else)."""
+    said = " ".join(text.lower().split())
+    holding = [c for c in conflicts if said and (said in " ".join(c.a_text.lower().split())
+                                                or said in " ".join(c.b_text.lower().split()))]  # fmt: skip
+    if holding:
+        return holding
+    values = set(_split(text)[1])
+    return [c for c in conflicts if values & (set(c.a_values) | set(c.b_values))] or conflicts
+
+
 def annotate_conflicts(answer: Answer, context: Context, question: str | None = None) -> Answer:
     """``answer`` told where its sources disagree: a note in its text that cites both sides.
 
@@ -381,7 +409,7 @@ def annotate_conflicts(answer: Answer, context: Context, question: str | None = 
     answer.details["notes"] = [c.describe() for c in conflicts]
     if answer.abstained:
         return answer
-    note = conflict_note(conflicts, context)
+    note = conflict_note(about_answer(conflicts, answer.text), context)
     answer.text = f"{answer.text.rstrip()}\n\n{note}" if answer.text.strip() else note
     answer.details["note"] = note
     cited = {c.n for c in answer.citations}
