@@ -202,7 +202,7 @@ def run(r: DoctorRun) -> ProbeResult:
         labels = [str(p) for p in range(1, n_sources + 1)]
         plot = {"title": "accuracy by gold position", "labels": labels[: max(k, n_sources)],
                 "series": {f"{curve_reader.name} (k = {k})": curve + [None] * (n_sources - k),
-                           f"{reader_label} ({n_sources} sources)": measured["by_position"]}}  # fmt: skip
+                           f"{model}, answer found ({n_sources} sources)": measured["by_position"]}}  # fmt: skip
         figures["configured"]["order_reader_accuracy_by_position"] = measured["by_position"]
         figures["configured"]["n_sources"] = n_sources
     figures.setdefault("configured", {}).update(
