@@ -194,11 +194,14 @@ def run(r: DoctorRun) -> ProbeResult:
         reader_label = str(order_reader.config().get("model") or order_reader.name)
         n_sources = measured["n_sources"]
         ends = figures["fixed"]["found"]
-        note = "" if verdict.status == "flag" else "; not confirmed at this sample size"
+        note = ("" if verdict.status == "flag" else "; the configured order is the fix"
+                if r.config.order.order == "ends" else "; not confirmed at this sample size")  # fmt: skip
         why = "" if configured == "llm" else f", since the {configured} reader reads by rank, not position"
         model = reader_label.split("@")[0]
-        figure = (f"answer found {figures['configured']['found']} in {r.config.order.order} order vs {ends} in ends "
-                  f"order, {n_sources} sources, gold ranked 2..{n_sources} ({model}{why}){note}")  # fmt: skip
+        order, found = r.config.order.order, figures["configured"]["found"]
+        compared = (f"{ends} in ends order (configured) vs {figures['unfixed']['found']} in rank order"
+                    if order == "ends" else f"{found} in {order} order vs {ends} in ends order")  # fmt: skip
+        figure = f"answer found {compared}, {n_sources} sources, gold ranked 2..{n_sources} ({model}{why}){note}"
         labels = [str(p) for p in range(1, n_sources + 1)]
         plot = {"title": "accuracy by gold position", "labels": labels[: max(k, n_sources)],
                 "series": {f"{curve_reader.name} (k = {k})": curve + [None] * (n_sources - k),
