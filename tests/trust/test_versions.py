@@ -165,7 +165,19 @@ def test_the_note_names_the_disagreement_the_answer_takes_a_side_in() -> None:
     (chosen,) = about_answer(conflicts, "40 dollars")
     assert "per diem" in chosen.a_text and conflict_note([chosen], context).count("states") == 2
     assert "$" not in conflict_note([chosen], context) and "40 dollars" in conflict_note([chosen], context)
-    assert about_answer(conflicts, "something else") == conflicts  # no side taken: every disagreement
+    assert about_answer(conflicts, "something else") == []  # the sources disagree on what the answer does not say
+
+
+def test_documents_naming_different_things_are_no_conflict() -> None:
+    text = "The incident was rated severity {}. The first alert for error {} came at {} UTC."
+    docs = [Document("e-2925", text.format(1, "E-2925", "12:31"), "Incident Report E-2925: outage", {}),
+            Document("e-2952", text.format(2, "E-2952", "02:56"), "Incident Report E-2952: outage", {})]  # fmt: skip
+    context = build_context(_index(docs).search("incident severity alert", 2), 1500, "rank")
+    assert find_conflicts(context) == []
+    same = [Document("a", text.format(1, "E-2925", "12:31"), "Incident Report E-2925", {}),
+            Document("b", text.format(2, "E-2925", "12:31"), "Incident E-2925 review", {})]  # fmt: skip
+    context = build_context(_index(same).search("incident severity alert", 2), 1500, "rank")
+    assert [(c.a_values, c.b_values) for c in find_conflicts(context)] == [(("1",), ("2",))]
 
 
 def test_no_note_without_a_conflict_and_none_on_an_abstention() -> None:

@@ -151,6 +151,7 @@ _CHANGE = re.compile(
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 _WORD = re.compile(r"[^\W_]+(?:[.,:/-][^\W_]+)*", re.UNICODE)
 _VALUE = re.compile(r"\d")
+_NAMED = re.compile(r"[^\W\d_]")  # a token with a letter; with a digit too, it names something (E-2952)
 _STOP = frozenset("a an the of to in on for and or is are be by with at as it this that from per".split())
 
 
@@ -190,9 +191,15 @@ def _sentences(text: str) -> list[str]:
 
 
 def _split(sentence: str) -> tuple[frozenset[str], tuple[str, ...]]:
+    """The sentence's words without values, and its values; a name with digits (E-2952) is a word."""
     words = [w.lower() for w in _WORD.findall(sentence)]
-    values = tuple(w for w in words if _VALUE.search(w))
-    return frozenset(w for w in words if not _VALUE.search(w) and w not in _STOP), values
+    values = tuple(w for w in words if _VALUE.search(w) and not _NAMED.search(w))
+    return frozenset(w for w in words if w not in values and w not in _STOP), values
+
+
+def _names(text: str) -> frozenset[str]:
+    """Identifiers that mix letters and digits (incident E-2952, host api-21): they name a thing."""
+    return frozenset(w.lower() for w in _WORD.findall(text) if _VALUE.search(w) and _NAMED.search(w))
 
 
 def find_conflicts(context: Context, min_overlap: float = 0.75, question: str | None = None) -> list[Conflict]:
@@ -219,11 +226,15 @@ def find_conflicts(context: Context, min_overlap: float = 0.75, question: str | 
                 continue
             if len(wa & wb) / len(wa | wb) < min_overlap:
                 continue
+            newer = _newer(sa, sb)
+            # unlinked documents whose titles name different things (Incident E-2925, E-2952) state
+            # values of different things, whatever their sentences share
+            if newer is None and _names(sa.hit.title) != _names(sb.hit.title):
+                continue
             key = (sa.n, sb.n, frozenset(va), frozenset(vb))
             if key in seen:
                 continue
             seen.add(key)
-            newer = _newer(sa, sb)
             kind = "version" if newer is not None else "conflict"
             found.append(Conflict(kind, sa.n, sb.n, ta, tb, va, vb, newer))
     return found
@@ -384,14 +395,14 @@ def answer_from_versions(
 
 def about_answer(conflicts: list[Conflict], text: str) -> list[Conflict]:
     """The disagreements the answer takes a side in: a side's sentence holds the answer, else states a
-    value the answer states; all of them when the answer matches none (it said something else)."""
+    value the answer states; none when the answer states neither (the sources disagree on something else)."""
     said = " ".join(text.lower().split())
     holding = [c for c in conflicts if said and (said in " ".join(c.a_text.lower().split())
                                                 or said in " ".join(c.b_text.lower().split()))]  # fmt: skip
     if holding:
         return holding
     values = set(_split(text)[1])
-    return [c for c in conflicts if values & (set(c.a_values) | set(c.b_values))] or conflicts
+    return [c for c in conflicts if values & (set(c.a_values) | set(c.b_values))]
 
 
 def annotate_conflicts(answer: Answer, context: Context, question: str | None = None) -> Answer:
@@ -409,7 +420,10 @@ def annotate_conflicts(answer: Answer, context: Context, question: str | None = 
     answer.details["notes"] = [c.describe() for c in conflicts]
     if answer.abstained:
         return answer
-    note = conflict_note(about_answer(conflicts, answer.text), context)
+    contested = about_answer(conflicts, answer.text)
+    if not contested:
+        return answer
+    note = conflict_note(contested, context)
     answer.text = f"{answer.text.rstrip()}\n\n{note}" if answer.text.strip() else note
     answer.details["note"] = note
     cited = {c.n for c in answer.citations}
