@@ -6,10 +6,18 @@ import pytest
 
 from ragline.answer.context import build_context
 from ragline.answer.pipeline import RAGPipeline, build_reader
-from ragline.answer.versions import VersionPolicy, find_conflicts, is_change_question
+from ragline.answer.versions import (
+    VersionPolicy,
+    about_answer,
+    conflict_note,
+    find_conflicts,
+    is_change_question,
+    reader_answer,
+)
 from ragline.config import PipelineConfig, load_config
 from ragline.errors import ConfigError
 from ragline.index import Index, IndexSettings
+from ragline.index.filters import acl_filter
 from ragline.types import Document
 
 
@@ -67,6 +75,41 @@ def test_change_question_cites_both_versions() -> None:
     assert answer.text.index("20 days") < answer.text.index("25 days")  # old, then current
 
 
+def _chunked_versions(acl_2026: list[str], chunker: str = "fixed:size=12,overlap=0") -> Index:
+    from ragline.ingest.pipeline import IngestConfig, build_index
+
+    text = ("Employees receive {days} days of annual leave each year. Requests go to the team lead.\n\n"
+            "Parking at the depot costs {fee} dollars a day for every employee.")  # fmt: skip
+    docs = [Document("leave-2024", text.format(days=20, fee=5), "Leave policy",
+                     {"effective_date": "2024-01-01", "superseded_by": "leave-2026", "acl": ["all"]}),
+            Document("leave-2026", text.format(days=25, fee=8), "Leave policy",
+                     {"effective_date": "2026-01-01", "supersedes": "leave-2024", "acl": acl_2026})]  # fmt: skip
+    return build_index(docs, IngestConfig(chunker), IndexSettings())
+
+
+@pytest.mark.parametrize("chunker", ["fixed:size=12,overlap=0", "fixed:size=7,overlap=3"])
+def test_change_question_reads_both_versions_whole_when_retrieval_returns_a_part(chunker: str) -> None:
+    index = _chunked_versions(["all"], chunker)
+    pipeline = RAGPipeline(index, build_reader("extractive"), retriever="bm25", k=1)  # one chunk retrieved
+    assert len(pipeline.context("What changed in the annual leave policy?")) == 1
+    answer, context = pipeline.answer("What changed in the annual leave policy?", acl_filter(["all"]))
+    assert {c.doc_id for c in answer.citations} == {"leave-2024", "leave-2026"}
+    assert "20 days" in answer.text and "25 days" in answer.text
+    assert "5 dollars" in answer.text and "8 dollars" in answer.text  # the parts retrieval did not return
+    assert all(c.n <= len(context) for c in answer.citations)  # cited from the context returned
+    # each version put back whole from its chunks, once, overlaps and all
+    assert [s.text for s in context.sources][0].count("annual leave") == 1
+    assert "Parking at the depot costs 5 dollars a day" in context.sources[0].text
+
+
+def test_change_question_adds_no_version_the_asker_may_not_read() -> None:
+    index = _chunked_versions(["hr"])
+    pipeline = RAGPipeline(index, build_reader("extractive"), retriever="bm25", k=1)
+    answer, context = pipeline.answer("What changed in the annual leave policy?", acl_filter(["all"]))
+    assert all(s.hit.document_id == "leave-2024" for s in context.sources)
+    assert "25" not in answer.text and "leave-2026" not in {c.doc_id for c in answer.citations}
+
+
 def test_change_questions_are_recognised_narrowly() -> None:
     assert is_change_question("What changed between the 2024 and 2026 policy?")
     assert is_change_question("What are the differences between the old and new rota?")
@@ -83,6 +126,89 @@ def test_unlinked_sources_that_disagree_are_flagged_as_a_conflict() -> None:
     answer, _ = RAGPipeline(index, build_reader("extractive"), retriever="bm25", k=2).answer("What is the per diem?")
     assert answer.details["conflicts"][0]["kind"] == "conflict"
     assert any("disagree" in n for n in answer.details["notes"])
+
+
+def test_unlinked_conflict_is_said_in_the_answer_text_citing_both_sources() -> None:
+    docs = [Document("a", "The travel per diem is 40 dollars a day.", "Travel", {}),
+            Document("b", "The travel per diem is 55 dollars a day.", "Travel FAQ", {})]  # fmt: skip
+    pipeline = RAGPipeline(_index(docs), build_reader("extractive:threshold=0"), retriever="bm25", k=2)
+    answer, _ = pipeline.answer("What is the travel per diem a day?")
+    assert not answer.abstained
+    note = answer.details["note"]
+    assert answer.text.endswith(note) and note.startswith("Note: the sources disagree")
+    assert "40" in note and "55" in note and "[1]" in note and "[2]" in note
+    assert {c.doc_id for c in answer.citations} == {"a", "b"}  # both sides cited, not merged into one value
+    own = reader_answer(answer)  # what the reader said, for graders
+    assert own.text and note not in own.text and len(own.citations) == 1
+
+
+def test_two_versions_in_the_context_are_said_in_the_answer_current_one_named() -> None:
+    # versions = "all": both versions reach the reader, so the answer must say which is current
+    pipeline = RAGPipeline(_index(_policy_docs()), build_reader("extractive"), retriever="bm25", k=2, versions="all")
+    answer, context = pipeline.answer("How many days of annual leave do employees receive?")
+    note = answer.details["note"]
+    old = next(s.n for s in context.sources if s.hit.doc_id == "leave-2024")
+    new = next(s.n for s in context.sources if s.hit.doc_id == "leave-2026")
+    assert f"[{old}] (2024-01-01, older version) states 20" in note
+    assert f"[{new}] (2026-01-01, current) states 25" in note
+    assert note.index(f"[{old}]") < note.index(f"[{new}]")  # the current value last, preferred
+    assert {c.doc_id for c in answer.citations} == {"leave-2024", "leave-2026"}
+    assert "25 days" in reader_answer(answer).text
+
+
+def test_the_note_names_the_disagreement_the_answer_takes_a_side_in() -> None:
+    text = "The travel per diem is {} dollars a day. The hotel cap is {} dollars a night."
+    docs = [Document("a", text.format(40, 120), "Travel", {}), Document("b", text.format(55, 150), "FAQ", {})]
+    context = build_context(_index(docs).search("travel per diem hotel cap", 2), 1500, "rank")
+    conflicts = find_conflicts(context)
+    assert len(conflicts) == 2
+    (chosen,) = about_answer(conflicts, "40 dollars")
+    assert "per diem" in chosen.a_text and conflict_note([chosen], context).count("states") == 2
+    assert "$" not in conflict_note([chosen], context) and "40 dollars" in conflict_note([chosen], context)
+    assert about_answer(conflicts, "something else") == []  # the sources disagree on what the answer does not say
+
+
+def test_documents_naming_different_things_are_no_conflict() -> None:
+    text = "The incident was rated severity {}. The first alert for error {} came at {} UTC."
+    docs = [Document("e-2925", text.format(1, "E-2925", "12:31"), "Incident Report E-2925: outage", {}),
+            Document("e-2952", text.format(2, "E-2952", "02:56"), "Incident Report E-2952: outage", {})]  # fmt: skip
+    context = build_context(_index(docs).search("incident severity alert", 2), 1500, "rank")
+    assert find_conflicts(context) == []
+    same = [Document("a", text.format(1, "E-2925", "12:31"), "Incident Report E-2925", {}),
+            Document("b", text.format(2, "E-2925", "12:31"), "Incident E-2925 review", {})]  # fmt: skip
+    context = build_context(_index(same).search("incident severity alert", 2), 1500, "rank")
+    assert [(c.a_values, c.b_values) for c in find_conflicts(context)] == [(("1",), ("2",))]
+
+
+def test_no_note_without_a_conflict_and_none_on_an_abstention() -> None:
+    pipeline = RAGPipeline(_index(_policy_docs()), build_reader("extractive"), retriever="bm25", k=2)
+    answer, _ = pipeline.answer("How many days of annual leave do employees receive?")  # current only
+    assert "note" not in answer.details and "Note:" not in answer.text
+    docs = [Document("a", "The travel per diem is 40 dollars a day.", "Travel", {}),
+            Document("b", "The travel per diem is 55 dollars a day.", "Travel FAQ", {})]  # fmt: skip
+    strict = RAGPipeline(_index(docs), build_reader("extractive:threshold=0.99"), retriever="bm25", k=2)
+    answer, _ = strict.answer("What is the per diem?")
+    assert answer.abstained and answer.details["conflicts"] and "note" not in answer.details
+
+
+@pytest.mark.models
+def test_llm_reader_answer_says_the_conflict_and_cites_both() -> None:
+    from ragline.models.llm import load_llm
+
+    llm = load_llm("local:smollm2-135m", n_ctx=1024)
+    try:
+        docs = [Document("a", "The travel per diem is 40 dollars a day.", "Travel", {}),
+                Document("b", "The travel per diem is 55 dollars a day.", "Travel FAQ", {})]  # fmt: skip
+        reader = build_reader("llm", llm=llm)
+        pipeline = RAGPipeline(_index(docs), reader, retriever="bm25", k=2)
+        answer, _ = pipeline.answer("What is the travel per diem a day?")
+    finally:
+        llm.close()
+    if answer.abstained:  # the tiny model may decline; the conflict is then in the details only
+        assert answer.details["conflicts"]
+        return
+    assert answer.text.endswith(answer.details["note"]) and "disagree" in answer.details["note"]
+    assert {c.doc_id for c in answer.citations} == {"a", "b"}
 
 
 def test_different_things_with_different_values_are_no_conflict() -> None:

@@ -28,7 +28,7 @@ from typing import Any
 from ragline.answer.context import Context, build_context, document_id
 from ragline.answer.extractive import ExtractiveReader
 from ragline.answer.prompt import answer_from_response, build_messages
-from ragline.answer.versions import VersionPolicy, annotate_conflicts, change_answer, is_change_question
+from ragline.answer.versions import VersionPolicy, answer_from_versions, is_change_question
 from ragline.components import build, register
 from ragline.config import PipelineConfig
 from ragline.errors import ConfigError
@@ -252,14 +252,14 @@ class RAGPipeline:
     def answer(self, question: str, filter: FilterLike = None) -> tuple[Answer, Context]:
         if self.reader is None:
             raise ConfigError("this pipeline has no reader (reader = \"none\"): it ranks, it does not answer")
-        if getattr(self.reader, "retrieves", False):  # an agent: it retrieves hop by hop, the filter inside
-            return self.reader.answer(question, restrict(filter, self._policy_for(question).restriction(self.index)))
+        reader = self.reader
+        if getattr(reader, "retrieves", False):  # an agent: it retrieves hop by hop, the filter inside
+            agent = reader.answer(question, restrict(filter, self._policy_for(question).restriction(self.index)))
+            given = lambda: agent[0]  # noqa: E731
+            return answer_from_versions(question, agent[1], self.versions, given, reader.name, self.index, filter)
         context = self.context(question, filter)
-        if VersionPolicy.parse(self.versions).enabled and is_change_question(question):
-            changed = change_answer(question, context, reader=f"versions+{self.reader.name}")
-            if changed is not None:
-                return changed, context
-        return annotate_conflicts(self.reader.read(question, context), context, question), context
+        read = lambda: reader.read(question, context)  # noqa: E731
+        return answer_from_versions(question, context, self.versions, read, reader.name, self.index, filter)
 
     def config(self) -> dict[str, Any]:
         reader = self.reader.config() if self.reader is not None else None

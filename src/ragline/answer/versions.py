@@ -21,14 +21,15 @@ from __future__ import annotations
 
 import re
 import weakref
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any
 
 from ragline.answer.context import Context, Source, document_id
 from ragline.errors import ConfigError
-from ragline.index.filters import Compare, Node, Not, Or
-from ragline.types import Answer, Citation, document_id_of
+from ragline.index.filters import Compare, FilterLike, Node, Not, Or, restrict
+from ragline.types import Answer, Citation, Hit, document_id_of
 
 POLICIES = ("current", "as-of=DATE", "all")
 
@@ -150,6 +151,7 @@ _CHANGE = re.compile(
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 _WORD = re.compile(r"[^\W_]+(?:[.,:/-][^\W_]+)*", re.UNICODE)
 _VALUE = re.compile(r"\d")
+_NAMED = re.compile(r"[^\W\d_]")  # a token with a letter; with a digit too, it names something (E-2952)
 _STOP = frozenset("a an the of to in on for and or is are be by with at as it this that from per".split())
 
 
@@ -189,9 +191,15 @@ def _sentences(text: str) -> list[str]:
 
 
 def _split(sentence: str) -> tuple[frozenset[str], tuple[str, ...]]:
+    """The sentence's words without values, and its values; a name with digits (E-2952) is a word."""
     words = [w.lower() for w in _WORD.findall(sentence)]
-    values = tuple(w for w in words if _VALUE.search(w))
-    return frozenset(w for w in words if not _VALUE.search(w) and w not in _STOP), values
+    values = tuple(w for w in words if _VALUE.search(w) and not _NAMED.search(w))
+    return frozenset(w for w in words if w not in values and w not in _STOP), values
+
+
+def _names(text: str) -> frozenset[str]:
+    """Identifiers that mix letters and digits (incident E-2952, host api-21): they name a thing."""
+    return frozenset(w.lower() for w in _WORD.findall(text) if _VALUE.search(w) and _NAMED.search(w))
 
 
 def find_conflicts(context: Context, min_overlap: float = 0.75, question: str | None = None) -> list[Conflict]:
@@ -218,11 +226,15 @@ def find_conflicts(context: Context, min_overlap: float = 0.75, question: str | 
                 continue
             if len(wa & wb) / len(wa | wb) < min_overlap:
                 continue
+            newer = _newer(sa, sb)
+            # unlinked documents whose titles name different things (Incident E-2925, E-2952) state
+            # values of different things, whatever their sentences share
+            if newer is None and _names(sa.hit.title) != _names(sb.hit.title):
+                continue
             key = (sa.n, sb.n, frozenset(va), frozenset(vb))
             if key in seen:
                 continue
             seen.add(key)
-            newer = _newer(sa, sb)
             kind = "version" if newer is not None else "conflict"
             found.append(Conflict(kind, sa.n, sb.n, ta, tb, va, vb, newer))
     return found
@@ -258,10 +270,168 @@ def change_answer(question: str, context: Context, reader: str = "versions") -> 
     return Answer(text, False, list(cited.values()), reader=reader, details=details)
 
 
+def _dated(source: Source | None, n: int | None, role: str) -> str:
+    """``[n] (2024-03-01, older version)``: a source's number, effective date (when known) and role."""
+    day = str(source.hit.metadata.get("effective_date") or "") if source is not None else ""
+    return f"[{n}] ({', '.join(p for p in (day, role) if p)})"
+
+
+def _stated(sentence: str, values: tuple[str, ...], other: tuple[str, ...]) -> str:
+    """The values of ``sentence`` that the other sentence does not state, each with its unit word."""
+    phrases = []
+    for value in [v for v in values if v not in other] or list(values):
+        # a bare number takes the word after it as its unit ("6 months"); "$400", "15:00" stand alone
+        unit = r"(?:\s+(?!(?:of|and|or|to|the|a|an|per|for|is|are|was|were|in|on|at)\b)[^\W\d_]+)?"
+        found = re.search(rf"(?<![\w.:,/-])([$€£]{re.escape(value)}|{re.escape(value)}(?![\w.:,/-]){unit})",
+                          sentence, re.IGNORECASE)  # fmt: skip
+        phrases.append(found.group(1) if found else value)
+    return ", ".join(dict.fromkeys(phrases))
+
+
+def conflict_note(conflicts: list[Conflict], context: Context) -> str:
+    """One clause per disagreement, citing both sources; a version pair names the current one last."""
+    parts, said = [], set()
+    for c in conflicts:
+        said_a, said_b = _stated(c.a_text, c.a_values, c.b_values), _stated(c.b_text, c.b_values, c.a_values)
+        if frozenset((said_a, said_b)) in said:  # the same disagreement between other chunks of the same sources
+            continue
+        said.add(frozenset((said_a, said_b)))
+        if c.kind == "version":
+            old, new = (c.b, c.a) if c.current == c.a else (c.a, c.b)
+            old_v, new_v = (said_b, said_a) if old == c.b else (said_a, said_b)
+            parts.append(f"{_dated(context.source(old), old, 'older version')} states {old_v}; "
+                         f"{_dated(context.source(new), new, 'current')} states {new_v}")  # fmt: skip
+        else:
+            parts.append(f"the sources disagree: [{c.a}] states {said_a}; [{c.b}] states {said_b} "
+                         "(no version metadata says which is current)")  # fmt: skip
+    return "Note: " + "; ".join(dict.fromkeys(parts)) + "."
+
+
+def reader_answer(answer: Answer) -> Answer:
+    """``answer`` as its reader gave it: without the conflict note and the citations only the note added.
+
+    For graders: the note names the other value and cites its source on purpose.
+    """
+    note, added = str(answer.details.get("note") or ""), set(answer.details.get("note_citations") or ())
+    if not note:
+        return answer
+    text = answer.text[: -len(note)].rstrip() if answer.text.endswith(note) else answer.text
+    return replace(answer, text=text, citations=[c for c in answer.citations if c.n not in added])
+
+
+def with_both_versions(index: Any, context: Context, filter: FilterLike = None) -> Context:
+    """The versions a change question compares, each read whole as one source (older first).
+
+    Retrieval returns a few chunks of each version, rarely the same parts of both, and chunk
+    boundaries cut the sentences that must be lined up. The versions compared are the best-ranked
+    source that has a version link and the documents directly linked to it (``superseded_by``,
+    ``supersedes``); each is put back together from its chunks (their ``start`` offsets) under the
+    asker's ``filter``. ``context`` itself when no source has a version link. The context is not cut to
+    a token budget: ``change_answer`` reads it, not a model.
+    """
+    from ragline.answer.context import build_context
+
+    best = next((s for s in context.sources if s.hit.metadata.get("superseded_by") or s.hit.metadata.get("supersedes")),
+                None)  # fmt: skip
+    if best is None or index is None:
+        return context
+    graph = version_graph(index)
+    doc = document_id(best.hit)
+    linked = {doc, *graph.successors.get(doc, ())} | {d for d, nexts in graph.successors.items() if doc in nexts}
+    # the asker's filter (their ACL) holds here as in retrieval: a version they may not read is not added
+    node = restrict(filter, Compare("doc_id", "in", tuple(sorted(linked))))
+    chunks: dict[str, list[Any]] = {}
+    for seg, dead in zip(index.segments, index.deleted):
+        for row in seg.filter_rows(node):
+            if not dead[row]:
+                chunk = seg.document(int(row))
+                chunks.setdefault(chunk.document_id, []).append(chunk)
+    if len(chunks) < 2:
+        return context
+    whole = [_whole(d, parts) for d, parts in chunks.items()]
+    whole.sort(key=lambda h: (str(h.metadata.get("effective_date") or ""), h.doc_id))
+    hits = [replace(h, rank=rank) for rank, h in enumerate(whole, start=1)]
+    return build_context(hits, budget=10**9, order="rank", near_duplicate=None)
+
+
+def _whole(doc: str, chunks: list[Any]) -> Hit:
+    """A document as one hit, its text put back from its chunks' character offsets (overlaps once)."""
+    chunks = sorted(chunks, key=lambda c: int(c.metadata.get("start", 0)))
+    text, end = "", None
+    for c in chunks:
+        start = int(c.metadata.get("start", 0))
+        if end is None or "start" not in c.metadata:
+            piece = c.text
+        elif start >= end:
+            # chunks without overlap skip the whitespace between them: one character is a space, more
+            # a paragraph break (or text not stored), kept as a line break so sentences stay apart
+            piece = ("" if start == end else " " if start - end == 1 else "\n") + c.text
+        else:
+            piece = c.text[end - start :]
+        text += piece
+        end = int(c.metadata.get("end", start + len(c.text)))
+    first = chunks[0]
+    metadata = {k: v for k, v in first.metadata.items() if k not in ("start", "end", "section")}
+    return Hit(doc, 0.0, 1, first.title, text, metadata, None)
+
+
+def answer_from_versions(
+    question: str, context: Context, policy: VersionPolicy | str, read: Callable[[], Answer], reader: str,
+    index: Any = None, filter: FilterLike = None,
+) -> tuple[Answer, Context]:
+    """A change question's answer from the versions that differ (citing both), else ``read()`` with its conflicts.
+
+    ``policy`` is the pipeline's version policy: with version handling off (``all``) a change question
+    is read like any other. With ``index``, a change question reads the compared versions whole
+    (``with_both_versions``, under the asker's ``filter``); the context returned is the one the answer cites.
+    """
+    if VersionPolicy.parse(policy).enabled and is_change_question(question):
+        both = with_both_versions(index, context, filter)
+        changed = change_answer(question, both, reader=f"versions+{reader}")
+        if changed is not None:
+            return changed, both
+    return annotate_conflicts(read(), context, question), context
+
+
+def about_answer(conflicts: list[Conflict], text: str) -> list[Conflict]:
+    """The disagreements the answer takes a side in: a side's sentence holds the answer, else states a
+    value the answer states; none when the answer states neither (the sources disagree on something else)."""
+    said = " ".join(text.lower().split())
+    holding = [c for c in conflicts if said and (said in " ".join(c.a_text.lower().split())
+                                                or said in " ".join(c.b_text.lower().split()))]  # fmt: skip
+    if holding:
+        return holding
+    values = set(_split(text)[1])
+    return [c for c in conflicts if values & (set(c.a_values) | set(c.b_values))]
+
+
 def annotate_conflicts(answer: Answer, context: Context, question: str | None = None) -> Answer:
-    """``answer`` with the disagreements among its sources in ``details["conflicts"]`` and ``["notes"]``."""
+    """``answer`` told where its sources disagree: a note in its text that cites both sides.
+
+    The disagreements go in ``details["conflicts"]`` (and ``["notes"]``, one line each); an answer that
+    was given (not an abstention) also ends with ``conflict_note``, kept in ``details["note"]`` so
+    that graders can read the reader's answer alone (``reader_answer``), and cites every source the note
+    names. A value two unlinked documents state differently is flagged, not merged into one answer.
+    """
     conflicts = find_conflicts(context, question=question)
-    if conflicts:
-        answer.details["conflicts"] = [c.to_dict() for c in conflicts]
-        answer.details["notes"] = [c.describe() for c in conflicts]
+    if not conflicts:
+        return answer
+    answer.details["conflicts"] = [c.to_dict() for c in conflicts]
+    answer.details["notes"] = [c.describe() for c in conflicts]
+    if answer.abstained:
+        return answer
+    contested = about_answer(conflicts, answer.text)
+    if not contested:
+        return answer
+    note = conflict_note(contested, context)
+    answer.text = f"{answer.text.rstrip()}\n\n{note}" if answer.text.strip() else note
+    answer.details["note"] = note
+    cited = {c.n for c in answer.citations}
+    added = []
+    for n in dict.fromkeys(n for c in conflicts for n in (c.a, c.b)):
+        source = context.source(n)
+        if source is not None and n not in cited:
+            answer.citations.append(Citation(n, source.doc_id, source.chunk_id, source.hit.title, source.text))
+            added.append(n)
+    answer.details["note_citations"] = added
     return answer

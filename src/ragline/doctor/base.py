@@ -131,9 +131,15 @@ def hit_at(hits: list[Any], gold: list[str]) -> float:
 
 
 def grade(question: Question, answer: Any, context: Any) -> str:
-    """correct | wrong | abstained (an answer counts only if right and cited from a gold document)."""
+    """correct | wrong | abstained (an answer counts only if right and cited from a gold document).
+
+    A conflict note appended to the answer (``ragline.answer.versions.annotate_conflicts``) names the
+    other value on purpose; the reader's own answer is graded.
+    """
+    from ragline.answer.versions import reader_answer
     from ragline.eval.answers import grade_question
 
+    answer = reader_answer(answer)
     return str(grade_question(question, answer, context).outcome)
 
 

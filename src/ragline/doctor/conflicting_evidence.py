@@ -2,10 +2,11 @@
 
 Version questions (the current value is right, the superseded one its distractor). The failure, per
 question: the answer states the superseded value, or the answer is given from a context that holds
-the superseded value in a superseded source (metadata ``superseded_by``) and flags no conflict
-(``answer.details["conflicts"]``): the reader was handed two contradicting values and the user is not
-told. Change questions ("what changed between ...") are reported beside it (right when the answer cites
-every version it compares) and not judged: they test the change answer, not the version filter.
+the superseded value in a superseded source (metadata ``superseded_by``) and its text does not say so
+(the note of ``ragline.answer.versions.annotate_conflicts``, citing both): the reader was handed two
+contradicting values and the user is not told. Change questions ("what changed between ...") are
+reported beside it (right when the answer cites every version it compares) and not judged: they test
+the change answer, not the version filter.
 *Unfixed*: ``[retrieve] versions = "all"`` (version handling off); *fixed*: ``versions = "current"``
 (superseded documents filtered inside retrieval); *configured*: as configured. Rule: ``rate_rule`` on
 failing version questions of the configured arm.
@@ -16,6 +17,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from ragline.answer.versions import reader_answer
 from ragline.corpora.base import Question
 from ragline.doctor.base import DoctorRun, ProbeResult, cannot_run, filter_of, grade
 from ragline.doctor.rules import rate_rule
@@ -37,11 +39,12 @@ def failure(question: Question, answer: Any, context: Any) -> str | None:
         return None
     if answer.abstained:
         return None
-    if _says([answer.text], question.distractor_answers):
+    if _says([reader_answer(answer).text], question.distractor_answers):  # the conflict note names it on purpose
         return "answered from the superseded version"
     superseded = [s.text for s in context.sources if s.hit.metadata.get("superseded_by")]
-    if _says(superseded, question.distractor_answers) and not answer.details.get("conflicts"):
-        return "conflict in the context not flagged"
+    note = str(answer.details.get("note") or "")
+    if _says(superseded, question.distractor_answers) and not (note and note in answer.text):
+        return "conflict in the context not said in the answer"
     return None
 
 

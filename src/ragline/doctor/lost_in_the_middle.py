@@ -1,72 +1,216 @@
-"""Lost in the middle: accuracy by the gold source's position in the context.
+"""Lost in the middle: does the configured context order put a relevant source where the reader misses it?
 
-Single-document answerable questions; the gold chunk and k-1 hard distractors (``ragline.eval.position``)
-with the gold at each position 1..k give the accuracy curve (the plot). Arms on the real top-k of the
-same questions: *unfixed* orders the context by rank, *fixed* puts the best sources at the ends
-(``[order] order = "ends"``), *configured* uses the config's order. The reader is the configured one
-unless it calls an LLM or is an agent; then the extractive reader reads (no model calls; said in the
-figures). Rule: ``paired_rule`` on correct answers, fixed order against configured order. The extractive
-reader weighs a source by its retrieval rank, not its place in the context, so with it the order
-cannot matter: an interval at zero then reads "not confirmed" (the failure is not measurable with this
-reader), never "absent".
+Single-document answerable questions; each has the gold chunk and hard distractors
+(``ragline.eval.position``) from the configured index. Two measurements:
+
+* **Order arm** (the judged one), on a fixed seeded sample (``order_questions`` of the probe file,
+  stratified by type, seed 0) with ``ORDER_SOURCES`` sources: the failure needs a long context, so at
+  least 10 sources (more than ``k`` when ``k`` is smaller). Each sampled question's gold source is given
+  a retrieval rank 2..n in turn (the ranks cycle over the sample; at rank 1 every order shows it first,
+  so the order cannot matter there), and the same ranked sources are read in three orders: *unfixed*
+  ``rank``, *fixed* ``ends`` (the best sources at both ends), *configured* the config's order. The reader
+  must see order: the configured reader when it is an LLM, else the probe file's ``order_reader`` (the
+  local LLM by default; its replies are cached, so a rerun costs no model call). The extractive reader
+  and the agent weigh a source by its retrieval rank, not its place, so they cannot show the failure.
+  Score: the answer states the gold value (``found_answer``: Liu et al.'s accuracy; does the reader
+  find the fact where the order put it?), with the strict grade (cited from the gold document) beside
+  it. Rule: ``paired_rule`` on that score, fixed order against configured order. An interval that
+  touches zero reads "not confirmed" (the sample cannot tell the orders apart), never "absent".
+* **Position curve** (the plot): accuracy by the gold's position 1..k with the configured reader (the
+  extractive one for an LLM or agent reader: it costs no model call), and how often the order arm's
+  reader found the answer by the position the gold was shown at.
+
+``order_reader = "none"`` in the probe file skips the order arm: the probe then judges the position
+curve's reader on the real top-k, as before, and says it cannot see order.
 """
 
 from __future__ import annotations
 
+import re
 import time
+from dataclasses import replace
+from typing import Any
 
 from ragline.doctor.base import DoctorRun, ProbeResult, cannot_run, grade
-from ragline.doctor.rules import paired_rule
+from ragline.doctor.rules import Verdict, paired_rule
 
 NAME = "lost in the middle"
 FIX = 'best sources at the ends of the context ([order] order = "ends")'
+ORDER_SOURCES = 10  # sources in each order-arm context (at least; k when k is larger)
+SEED = 0
+ORDERS = (("unfixed", "rank"), ("fixed", "ends"))
+SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
-def run(r: DoctorRun) -> ProbeResult:
-    from ragline.answer.pipeline import build_reader
-    from ragline.eval.position.items import build_items, build_ordering_items, ordering_context, position_context
+def reader_name(spec: Any) -> str:
+    return (spec if isinstance(spec, str) else str(spec.get("name", ""))).split(":")[0]
 
-    started = time.perf_counter()
-    questions = [q for q in r.probes.answerable() if len(q.gold_doc_ids) == 1]
-    spec = r.config.read.reader
-    name = (spec if isinstance(spec, str) else str(spec.get("name", ""))).split(":")[0]
-    reader = build_reader(spec if name == "extractive" else "extractive")
+
+def order_ranks(n_items: int, n_sources: int) -> list[int]:
+    """The gold source's retrieval rank for each of ``n_items`` questions: 2..n_sources in turn."""
+    if n_sources < 2:
+        raise ValueError("an order arm needs at least 2 sources")
+    return [2 + i % (n_sources - 1) for i in range(n_items)]
+
+
+def order_contexts(item: Any, rank: int, orders: tuple[str, ...]) -> dict[str, Any]:
+    """``item``'s sources with the gold ranked ``rank``, as one context per order (all sources kept)."""
+    from ragline.answer.context import build_context
+    from ragline.eval.position.items import UNLIMITED
+
+    hits = item.hits(rank)
+    return {o: build_context(hits, budget=UNLIMITED, order=o, near_duplicate=None) for o in orders}  # type: ignore[arg-type]
+
+
+def _order_arm(r: DoctorRun, questions: list[Any], reader: Any) -> dict[str, Any] | None:
+    """Correct answers per question in each order, and by shown position (None: no question qualifies)."""
+    from ragline.eval.position.items import build_items, gold_position, sample
+
+    n_sources = max(ORDER_SOURCES, r.config.retrieve.k)
+    items, _ = build_items(r.index, questions, n_sources)
+    items = sample(items, r.probes.order_questions, SEED)
+    if not items:
+        return None
+    arms = dict(ORDERS) | {"configured": r.config.order.order}
+    found: dict[str, dict[str, float]] = {arm: {} for arm in arms}
+    strict: dict[str, dict[str, float]] = {arm: {} for arm in arms}
+    by_position: dict[int, list[float]] = {}
+    for item, rank in zip(items, order_ranks(len(items), n_sources)):
+        contexts = order_contexts(item, rank, tuple(sorted(set(arms.values()))))
+        graded = {}
+        for order, context in contexts.items():
+            answer = reader.read(item.question.text, context)
+            correct = float(grade(item.question, answer, context) == "correct")
+            graded[order] = (found_answer(item.question, answer), correct)
+            by_position.setdefault(gold_position(context, item.question) or 0, []).append(graded[order][0])
+        for arm, order in arms.items():
+            found[arm][item.question.id], strict[arm][item.question.id] = graded[order]
+    curve = [round(sum(v) / len(v), 3) if (v := by_position.get(p)) else None for p in range(1, n_sources + 1)]
+    return {"scores": found, "strict": strict, "orders": arms, "n_sources": n_sources, "by_position": curve}
+
+
+def found_answer(question: Any, answer: Any) -> float:
+    """1.0 when the answer states a gold answer and no known wrong value (Liu et al.'s accuracy).
+
+    The order arm asks whether the reader found the gold source's fact where the order put it; the
+    strict grade (cited from the gold document, the citation supporting it) is reported beside it.
+    """
+    from ragline.answer.versions import reader_answer
+    from ragline.eval.answers import answer_matches
+
+    own = reader_answer(answer)
+    return float(not own.abstained and answer_matches(own.text, question.answers, "contains",
+                                                      question.distractor_answers))  # fmt: skip
+
+
+def _position_curve(r: DoctorRun, questions: list[Any], reader: Any) -> tuple[list[float], int]:
+    from ragline.eval.position.items import build_items, position_context
+
     k = max(2, r.config.retrieve.k)
     items, _ = build_items(r.index, questions, k)
-    ordered = build_ordering_items(r.index, questions, k)
-    if not items or not ordered:
-        return cannot_run(NAME, FIX, "no question has a whole gold chunk and enough distractors in this index")
     curve = []
     for p in range(1, k + 1):
         right = [
             grade(i.question, reader.read(i.question.text, c := position_context(i, p)), c) == "correct" for i in items
         ]
-        curve.append(round(sum(right) / len(right), 3))
+        curve.append(round(sum(right) / len(right), 3) if right else 0.0)
+    return curve, len(items)
+
+
+def _rank_order_arm(r: DoctorRun, questions: list[Any], reader: Any) -> dict[str, dict[str, float]]:
+    """Correct answers on the real top-k in each order, read by ``reader`` (no order-sensitive reader)."""
+    from ragline.eval.position.items import build_ordering_items, ordering_context
+
+    ordered = build_ordering_items(r.index, questions, max(2, r.config.retrieve.k))
     arms: dict[str, dict[str, float]] = {}
-    for arm, order in (("unfixed", "rank"), ("fixed", "ends"), ("configured", r.config.order.order)):
+    for arm, order in (*ORDERS, ("configured", r.config.order.order)):
         arms[arm] = {}
         for item in ordered:
             context = ordering_context(item, order)  # type: ignore[arg-type]
             arms[arm][item.question.id] = float(
                 grade(item.question, reader.read(item.question.text, context), context) == "correct"
             )
-    verdict = paired_rule(arms["fixed"], arms["configured"])
-    figures = {a: {"correct": round(sum(v.values()) / len(v), 3), "n": len(v)} for a, v in arms.items()}
-    figures["configured"].update(
-        {"order": r.config.order.order, "reader": reader.name, "accuracy_by_position": curve, "n_positions": len(items)}
-    )
+    return arms
+
+
+def with_evidence(questions: list[Any], documents: list[Any]) -> list[Any]:
+    """``questions`` with their evidence sentence: a probe file gives none, so it is the gold document's
+    first sentence that holds the answer (questions whose gold document states no answer are left out)."""
+    from ragline.eval.answers import contains_answer
+
+    texts = {d.id: d.text for d in documents}
+    out = []
+    for q in questions:
+        if q.evidence:
+            out.append(q)
+            continue
+        doc = q.gold_doc_ids[0]
+        sentence = next((s for s in SENTENCE.split(texts.get(doc, "")) if contains_answer(s, q.answers)), None)
+        if sentence is not None:
+            out.append(replace(q, evidence=[(doc, sentence.strip())]))
+    return out
+
+
+def run(r: DoctorRun) -> ProbeResult:
+    from ragline.answer.pipeline import build_reader
+
+    started = time.perf_counter()
+    single = [q for q in r.probes.answerable() if len(q.gold_doc_ids) == 1]
+    questions = with_evidence(single, r.documents() if any(not q.evidence for q in single) else [])
+    spec = r.config.read.reader
+    configured = reader_name(spec)
+    curve_reader = build_reader(spec if configured == "extractive" else "extractive")
+    curve, n_curve = _position_curve(r, questions, curve_reader)
+    if not n_curve:
+        return cannot_run(NAME, FIX, "no question has a whole gold chunk and enough distractors in this index")
+    k = len(curve)
     middle = min(curve[1:-1]) if k > 2 else curve[-1]
-    confirmed = "" if verdict.status == "flag" else "; not confirmed: this reader reads by rank, not position"
+    plot = {"title": "accuracy by gold position", "labels": [str(p) for p in range(1, k + 1)],
+            "series": {f"{curve_reader.name} (k = {k})": curve}}  # fmt: skip
+    figures: dict[str, dict[str, Any]]
+    order_spec = spec if configured == "llm" else r.probes.order_reader
+    if order_spec == "none":
+        arms = _rank_order_arm(r, questions, curve_reader)
+        verdict = paired_rule(arms["fixed"], arms["configured"])
+        figures = {a: {"correct": round(sum(v.values()) / len(v), 3), "n": len(v)} for a, v in arms.items() if v}
+        note = "" if verdict.status == "flag" else f"; not confirmed: the {curve_reader.name} reader reads by rank"
+        figure = f"accuracy {curve[0]} at position 1, {middle} in the middle ({curve_reader.name} reader){note}"
+        reader_label = curve_reader.name
+    else:
+        order_reader = build_reader(order_spec)
+        try:
+            measured = _order_arm(r, questions, order_reader)
+        finally:
+            close = getattr(getattr(order_reader, "llm", None), "close", None)
+            if close is not None:
+                close()
+        if measured is None:
+            return cannot_run(NAME, FIX, f"no question has a whole gold chunk and {ORDER_SOURCES - 1} distractors")
+        arms, strict = measured["scores"], measured["strict"]
+        verdict = paired_rule(arms["fixed"], arms["configured"])
+        verdict = Verdict(verdict.status, "answer found (states the gold value): " + verdict.rule)
+        figures = {a: {"found": round(sum(v.values()) / len(v), 3), "n": len(v),
+                       "correct": round(sum(strict[a].values()) / len(v), 3)} for a, v in arms.items()}  # fmt: skip
+        reader_label = str(order_reader.config().get("model") or order_reader.name)
+        n_sources = measured["n_sources"]
+        ends = figures["fixed"]["found"]
+        note = ("" if verdict.status == "flag" else "; the configured order is the fix"
+                if r.config.order.order == "ends" else "; not confirmed at this sample size")  # fmt: skip
+        why = "" if configured == "llm" else f", since the {configured} reader reads by rank, not position"
+        model = reader_label.split("@")[0]
+        order, found = r.config.order.order, figures["configured"]["found"]
+        compared = (f"{ends} in ends order (configured) vs {figures['unfixed']['found']} in rank order"
+                    if order == "ends" else f"{found} in {order} order vs {ends} in ends order")  # fmt: skip
+        figure = f"answer found {compared}, {n_sources} sources, gold ranked 2..{n_sources} ({model}{why}){note}"
+        labels = [str(p) for p in range(1, n_sources + 1)]
+        plot = {"title": "accuracy by gold position", "labels": labels[: max(k, n_sources)],
+                "series": {f"{curve_reader.name} (k = {k})": curve + [None] * (n_sources - k),
+                           f"{model}, answer found ({n_sources} sources)": measured["by_position"]}}  # fmt: skip
+        figures["configured"]["order_reader_accuracy_by_position"] = measured["by_position"]
+        figures["configured"]["n_sources"] = n_sources
+    figures.setdefault("configured", {}).update(
+        {"order": r.config.order.order, "reader": reader_label, "accuracy_by_position": curve, "n_positions": n_curve}
+    )
     return ProbeResult.judged(
-        NAME,
-        verdict,
-        f"accuracy {curve[0]} at position 1, {middle} in the middle ({reader.name} reader){confirmed}",
-        FIX,
-        arms=figures,
-        seconds=time.perf_counter() - started,
-        plot={
-            "title": "accuracy by gold position",
-            "labels": [str(p) for p in range(1, k + 1)],
-            "series": {"accuracy": curve},
-        },
+        NAME, verdict, figure, FIX, arms=figures, seconds=time.perf_counter() - started, plot=plot
     )

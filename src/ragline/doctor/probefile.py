@@ -26,6 +26,13 @@ Types and the probes that ask them: every answerable question (recall ceiling); 
 (permission leakage); ``version`` and ``change`` (conflicting evidence); ``multihop`` (error
 accumulation); ``injection`` (prompt injection); single-document answerable questions (lost in the
 middle). Questions Orrin lacks go in the probe file (``orrin_probes.toml``), never in Orrin's question set.
+
+Lost in the middle judges the context order with a reader that sees order: the configured one when it
+is an LLM, else ``order_reader`` (a reader spec; default ``llm``, the local LLM; ``"none"`` skips that
+arm), on a fixed seeded sample of ``order_questions`` questions (default 18)::
+
+    order_reader = "llm:model=local:smollm2-135m"
+    order_questions = 18
 """
 
 from __future__ import annotations
@@ -41,6 +48,8 @@ from ragline.corpora.base import Question
 from ragline.errors import ConfigError
 
 BUILTIN = "orrin"
+DEFAULT_ORDER_READER = "llm"
+DEFAULT_ORDER_QUESTIONS = 18  # two LLM calls each: about 10 minutes cold on one busy core, seconds when cached
 _QUESTION_KEYS = {
     "id",
     "text",
@@ -64,6 +73,8 @@ class ProbeFile:
     documents: Path | None = None
     questions: list[Question] = field(default_factory=list)
     principals: dict[str, list[str]] = field(default_factory=dict)
+    order_reader: str = DEFAULT_ORDER_READER  # the reader lost in the middle judges order with ("none": skip)
+    order_questions: int = DEFAULT_ORDER_QUESTIONS  # its fixed sample
 
     def of_type(self, *types: str) -> list[Question]:
         return [q for q in self.questions if q.type in types]
@@ -93,7 +104,8 @@ def load_probe_file(path: str | Path | None = None) -> ProbeFile:
 
 def parse_probe_file(data: dict[str, Any], source: Path) -> ProbeFile:
     where = str(source)
-    unknown = sorted(set(data) - {"corpus", "seed", "documents", "principals", "question", "description"})
+    keys = {"corpus", "seed", "documents", "principals", "question", "description", "order_reader", "order_questions"}
+    unknown = sorted(set(data) - keys)
     if unknown:
         raise ConfigError(f"probe file {where}: unknown key(s) {', '.join(unknown)}")
     corpus, documents = data.get("corpus"), data.get("documents")
@@ -103,6 +115,14 @@ def parse_probe_file(data: dict[str, Any], source: Path) -> ProbeFile:
         raise ConfigError(f"probe file {where}: corpus = {corpus!r}; the built-in corpus is {BUILTIN!r}")
     principals = {str(u): [str(g) for g in gs] for u, gs in (data.get("principals") or {}).items()}
     probe = ProbeFile(where, corpus=corpus, seed=data.get("seed"), principals=principals)
+    order_reader = data.get("order_reader", DEFAULT_ORDER_READER)
+    if not isinstance(order_reader, str) or not order_reader.strip():
+        raise ConfigError(f'probe file {where}: order_reader must be a reader spec, e.g. "llm", or "none"')
+    probe.order_reader = order_reader.strip()
+    order_questions = data.get("order_questions", DEFAULT_ORDER_QUESTIONS)
+    if not isinstance(order_questions, int) or isinstance(order_questions, bool) or order_questions < 1:
+        raise ConfigError(f"probe file {where}: order_questions must be a whole number of at least 1")
+    probe.order_questions = order_questions
     if documents is not None:
         probe.documents = (source.parent / str(documents)).resolve()
         if not probe.documents.is_dir():
