@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 from ragline.answer.pipeline import RAGPipeline
+from ragline.answer.versions import reader_answer
 from ragline.config import load_config
 from ragline.corpora.builtin import orrin_index
 
@@ -22,7 +23,7 @@ def main() -> None:
         correct = superseded_value = superseded_source = 0
         for q in questions:
             answer, _ = pipeline.answer(q.text)
-            text = answer.text.lower()
+            text = reader_answer(answer).text.lower()  # not the conflict note's other value
             correct += any(a.lower() in text for a in [q.answer, *q.aliases])
             superseded_value += any(d.lower() in text for d in q.distractor_answers)
             superseded_source += any(h.metadata.get("superseded_by") for h in pipeline.retrieve(q.text))

@@ -216,3 +216,11 @@ def test_summarize_nothing() -> None:
     summary = summarize([])
     assert summary.n == 0 and summary.counts == {"correct": 0, "wrong": 0, "abstained": 0}
     assert summary.em is None and summary.abstention_rate is None
+
+
+def test_a_conflict_note_is_not_graded_as_part_of_the_answer() -> None:
+    note = "Note: [2] (2024-05-01, older version) states $400; [1] (2026-02-01, current) states $650."
+    cited = [Citation(1, "policy-2026", "policy-2026#0"), Citation(2, "policy-2024", "policy-2024#0")]
+    answer = Answer(f"$650\n\n{note}", False, cited, "test", {"note": note, "note_citations": [2]})
+    grade = grade_answer(answer, ["$650"], ["policy-2026"], match="em")
+    assert (grade.outcome, grade.em) == ("correct", 1.0)

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+from ragline.answer.versions import reader_answer
 from ragline.eval.citations import citation_precision, citation_recall, judge_agreement, judge_precision
 from ragline.text.normalize import normalize_answer
 from ragline.types import Answer
@@ -156,6 +157,7 @@ def grade_answer(
     ``context`` (a ``ragline.answer.Context``) adds answer-in-context and citation recall. Without
     gold documents the source rule cannot be applied and only the string decides.
     """
+    answer = reader_answer(answer)  # a conflict note names the other value on purpose: grade the reader's answer
     answerable = not expected_abstain and any(normalize_answer(a) for a in answers)
     text = "" if answer.abstained else answer.text
     grade = AnswerGrade(
