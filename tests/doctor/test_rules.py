@@ -40,3 +40,11 @@ def test_ask_refuses_the_weak_config(capsys):
 
     assert main(["ask", "What is the remote work allowance?", "--config", "weak"]) == 2
     assert "filter" in capsys.readouterr().err
+
+
+def test_only_with_a_name_that_is_no_probe_is_an_error_listing_the_probes(capsys) -> None:
+    from ragline.cli import main
+
+    assert main(["doctor", "--only", "error accumulation", "--output", "json"]) == 2
+    err = capsys.readouterr().err
+    assert "no probe named 'error accumulation'" in err and "'error accumulation + stopping'" in err

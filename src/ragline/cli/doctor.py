@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from ragline.cli.common import emit_json
+from ragline.errors import ConfigError
 from ragline.progress import stderr
 
 DEFAULT_CONFIG = "recommended"
@@ -42,11 +43,15 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     from ragline.config import load_config
     from ragline.doctor.probefile import load_probe_file
     from ragline.doctor.report import html_page, markdown
-    from ragline.doctor.runner import run_doctor
+    from ragline.doctor.runner import PROBES, run_doctor
 
+    wanted = {n.strip() for n in args.only.split(",") if n.strip()} if args.only else None
+    unknown = sorted((wanted or set()) - {probe.NAME for probe in PROBES})
+    if unknown:  # before any work: a misspelt name would otherwise run nothing and report nothing
+        names = ", ".join(repr(probe.NAME) for probe in PROBES)
+        raise ConfigError(f"--only: no probe named {', '.join(map(repr, unknown))}; the probes are {names}")
     config = load_config(args.config)  # any filter placement: the doctor measures the unsafe one too
     probes = load_probe_file(args.probes)
-    wanted = {n.strip() for n in args.only.split(",")} if args.only else None
     result = run_doctor(
         config,
         probes,
