@@ -48,6 +48,7 @@ bench: $(STAMP)
 # same settings), then evaluate on the test split; the last line is `ragline eval`'s JSON.
 scifact-best: $(STAMP)
 	$(BIN)/python -m ragline train reranker $(BENCH)/scifact --name scifact --negatives 5 --eval-every 40 --max-length 192
+	$(BIN)/python -m ragline train embedder $(BENCH)/scifact --name scifact-embedder --max-seq-length 128 --dev-pool 3 --eval-every 23
 	$(BIN)/python -m ragline eval $(BENCH)/scifact --split test --config pipelines/scifact-best.toml --output json
 
 clean:

@@ -5,6 +5,7 @@ Usage::
     .venv/bin/python benchmarks/rerank_depth.py                       # hybrid first stage, N = 10/20/50/100
     .venv/bin/python benchmarks/rerank_depth.py --depths 10,20 --sample 50
     .venv/bin/python benchmarks/rerank_depth.py --first-stage-only    # embed the corpus (cached), no reranking
+    .venv/bin/python benchmarks/rerank_depth.py --dev-slice --embedder trained:NAME --baseline-embedder minilm
 
 For each N: the first stage's Recall@N (the ceiling no reranker of N candidates can pass), nDCG@10 with the
 top N reordered by the cross-encoder (``interpolate`` 1: its score alone; and the ``--weights`` mixes with the
@@ -14,6 +15,11 @@ machine's threads). Every query's top ``max(N)`` is scored once; a smaller N reo
 (a cross-encoder scores each pair alone, so that equals reranking N). Output: one JSON line on stdout, also
 written to ``benchmarks/results/rerank_depth_scifact.json``, and the plot ``rerank_depth_scifact.png``.
 The model must be trained first (``ragline train reranker``; see BENCHMARKS.md, "Second stage").
+
+``--embedder`` is the index's embedder (the dense leg of the first stage), e.g. ``trained:NAME`` from
+``ragline train embedder``; with ``--baseline-embedder`` the same first stage over an index embedded by that
+model is the baseline of a second paired test (``vs_baseline``) for the first stage and every row, since one
+``ragline eval`` run has one index and so one embedder.
 """
 
 from __future__ import annotations
@@ -47,6 +53,8 @@ def main() -> int:
     p.add_argument("--split", default="test")
     p.add_argument("--first", default="hybrid", help="first-stage retriever spec (hybrid)")
     p.add_argument("--model", default="trained:scifact")
+    p.add_argument("--embedder", default="minilm", help="the index's embedder, e.g. trained:scifact-embedder")
+    p.add_argument("--baseline-embedder", help="also compare with the first stage over this embedder's index")
     p.add_argument("--max-length", type=int, default=192)
     p.add_argument("--reranker", help="any reranker spec with a scores(query, hits) method, e.g. maxsim")
     p.add_argument("--depths", default="10,20,50,100")
@@ -68,7 +76,7 @@ def main() -> int:
 
     dataset = load_beir(args.dataset, "train" if args.dev_slice else args.split)
     started = time.perf_counter()
-    index = build_index(dataset.corpus, IngestConfig(), IndexSettings(embedder="minilm"))
+    index = build_index(dataset.corpus, IngestConfig(), IndexSettings(embedder=args.embedder))
     index_seconds = time.perf_counter() - started
     first = build("retriever", args.first, index=index)
     queries = dict(sorted(dataset.judged_queries.items()))
@@ -85,9 +93,23 @@ def main() -> int:
         "split": "train (dev slice)" if args.dev_slice else args.split,
         "queries": len(queries),
         "first_stage": args.first,
+        "embedder": args.embedder,
         "first_stage_metrics": mean_scores(first_per_query, recall_metrics),
         "index_seconds": round(index_seconds, 1),
     }
+    first_ndcg = {qid: v["ndcg@10"] for qid, v in first_per_query.items()}
+    baseline_ndcg = None
+    if args.baseline_embedder:
+        baseline_index = build_index(dataset.corpus, IngestConfig(), IndexSettings(embedder=args.baseline_embedder))
+        baseline = build("retriever", args.first, index=baseline_index)
+        baseline_run = {qid: dict(baseline.rank(text, 1000)) for qid, text in queries.items()}
+        baseline_per_query = evaluate(qrels, baseline_run, recall_metrics)
+        baseline_ndcg = {qid: v["ndcg@10"] for qid, v in baseline_per_query.items()}
+        out["baseline"] = {
+            "embedder": args.baseline_embedder,
+            "metrics": mean_scores(baseline_per_query, recall_metrics),
+            "first_stage_vs_baseline": compare(baseline_ndcg, first_ndcg),
+        }
     if args.first_stage_only:
         print(json.dumps(out))
         return 0
@@ -105,7 +127,6 @@ def main() -> int:
     scoring_seconds = time.perf_counter() - started
 
     rows = []
-    first_ndcg = {qid: v["ndcg@10"] for qid, v in first_per_query.items()}
     for n in depths:
         for weight in weights:
             run = {}
@@ -125,6 +146,7 @@ def main() -> int:
                     "ndcg@10": float(np.mean(list(ndcg.values()))),
                     "first_stage_recall": out["first_stage_metrics"][f"recall@{n}"],
                     "vs_first_stage": compare(first_ndcg, ndcg),
+                    **({"vs_baseline": compare(baseline_ndcg, ndcg)} if baseline_ndcg is not None else {}),
                 }
             )
     latency = {}

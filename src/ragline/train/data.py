@@ -13,9 +13,13 @@ training or choosing when to stop.
 
 from __future__ import annotations
 
+import json
 import random
+import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from ragline.errors import ConfigError
 from ragline.eval.datasets import Dataset
@@ -85,3 +89,63 @@ def mine_examples(
 def candidate_lists(retriever: Retriever, queries: Mapping[str, str], depth: int) -> dict[str, list[str]]:
     """The first stage's top ``depth`` ids per query: what a reranker is measured on."""
     return {query_id: [doc_id for doc_id, _ in retriever.rank(text, depth)] for query_id, text in queries.items()}
+
+
+def rng_for(seed: int, step: int) -> random.Random:
+    """The sampler of one step: what it draws depends on the seed and the step only (so a resume repeats it)."""
+    return random.Random(seed * 1_000_003 + step)
+
+
+def seed_all(seed: int) -> None:
+    """Seed Python's, numpy's and torch's generators (data order, dropout, new weights)."""
+    import numpy as np
+    import torch
+
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def commit() -> str | None:
+    """The git commit of this checkout, for a model's card (None outside a git checkout)."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(Path(__file__).parent), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
+def save_checkpoint(partial: Path, key: str, state: dict[str, Any], model: Any, optimizer: Any, schedule: Any) -> None:
+    """Everything a run needs to resume at ``state["step"]``: weights, optimizer, schedule, torch's RNG."""
+    import torch
+
+    partial.mkdir(parents=True, exist_ok=True)
+    torch.save(model.state_dict(), partial / "model.pt")
+    torch.save(optimizer.state_dict(), partial / "optimizer.pt")
+    torch.save(schedule.state_dict(), partial / "schedule.pt")
+    torch.save(torch.get_rng_state(), partial / "rng.pt")
+    (partial / "state.json").write_text(json.dumps({"key": key, "state": state}), encoding="utf-8")
+
+
+def load_checkpoint(partial: Path, key: str, model: Any, optimizer: Any, schedule: Any) -> dict[str, Any] | None:
+    """The saved state of a run with settings ``key`` (weights etc. loaded into the objects); None if none.
+
+    A checkpoint of other settings is removed: resuming it would mix two runs.
+    """
+    import shutil
+
+    import torch
+
+    if not (partial / "state.json").is_file():
+        return None
+    saved = json.loads((partial / "state.json").read_text())
+    if saved.get("key") != key:
+        shutil.rmtree(partial)
+        return None
+    model.load_state_dict(torch.load(partial / "model.pt", weights_only=True))
+    optimizer.load_state_dict(torch.load(partial / "optimizer.pt", weights_only=True))
+    schedule.load_state_dict(torch.load(partial / "schedule.pt", weights_only=True))
+    torch.set_rng_state(torch.load(partial / "rng.pt", weights_only=True))
+    return saved["state"]

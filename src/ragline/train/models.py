@@ -59,5 +59,8 @@ def resolve_model(model: str, kind: str = "reranker") -> str:
         )
     card_kind = read_card(folder).get("kind")
     if card_kind and card_kind != kind:
-        raise ModelError(f"trained model {name!r} at {folder} is a {card_kind}, not a {kind}; name a {kind}")
+        article = "an" if kind[0] in "aeiou" else "a"
+        raise ModelError(
+            f"trained model {name!r} at {folder} is a {card_kind}, not {article} {kind}: name {article} {kind}"
+        )
     return str(folder)

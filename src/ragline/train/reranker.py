@@ -21,7 +21,6 @@ import json
 import math
 import random
 import shutil
-import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -33,7 +32,17 @@ import numpy as np
 from ragline.errors import ConfigError, ModelError
 from ragline.eval.datasets import Dataset, load_beir
 from ragline.eval.metrics import evaluate, mean_scores
-from ragline.train.data import Example, candidate_lists, mine_examples, train_dev_split
+from ragline.train.data import (
+    Example,
+    candidate_lists,
+    commit,
+    load_checkpoint,
+    mine_examples,
+    rng_for,
+    save_checkpoint,
+    seed_all,
+    train_dev_split,
+)
 from ragline.train.models import CARD_FILE, resolve_model, trained_path
 
 Log = Callable[[str], None]
@@ -64,24 +73,6 @@ class RerankerTraining:
 
     def key(self) -> str:
         return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:16]
-
-
-def _commit() -> str | None:
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(Path(__file__).parent), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None
-
-
-def _seed_all(seed: int) -> None:
-    import torch
-
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
 
 
 def _passages(index: Any, doc_ids: list[str]) -> list[str]:
@@ -156,7 +147,7 @@ def train_reranker(
     if not examples:
         raise ConfigError(f"{dataset.path}: no train query has a positive and a mined negative; nothing to learn")
 
-    _seed_all(settings.seed)
+    seed_all(settings.seed)
     base = resolve_model(settings.base, "reranker")
     try:
         tokenizer = AutoTokenizer.from_pretrained(base)
@@ -175,18 +166,11 @@ def train_reranker(
 
     resumed_seconds = 0.0
     state: dict[str, Any] = {"step": 0, "losses": [], "dev": [], "best": None, "best_step": 0, "stale": 0}
-    if (partial / "state.json").is_file():
-        saved = json.loads((partial / "state.json").read_text())
-        if saved.get("key") == settings.key():
-            model.load_state_dict(torch.load(partial / "model.pt", weights_only=True))
-            optimizer.load_state_dict(torch.load(partial / "optimizer.pt", weights_only=True))
-            schedule.load_state_dict(torch.load(partial / "schedule.pt", weights_only=True))
-            torch.set_rng_state(torch.load(partial / "rng.pt", weights_only=True))
-            state = saved["state"]
-            resumed_seconds = float(state.get("seconds_before", 0.0))
-            log(f"resuming from step {state['step']} ({partial})")
-        else:
-            shutil.rmtree(partial)
+    saved = load_checkpoint(partial, settings.key(), model, optimizer, schedule)
+    if saved is not None:
+        state = saved
+        resumed_seconds = float(state.get("seconds_before", 0.0))
+        log(f"resuming from step {state['step']} ({partial})")
     if state["best"] is None:
         untrained = dev_ndcg(scorer, dataset, index, dev_candidates)
         first_stage = _first_stage_ndcg(dataset, first, dev_candidates)
@@ -219,7 +203,7 @@ def train_reranker(
             else:
                 state["stale"] += 1
             state["seconds_before"] = time.perf_counter() - started + resumed_seconds
-            _checkpoint(partial, settings, state, model, optimizer, schedule)
+            save_checkpoint(partial, settings.key(), state, model, optimizer, schedule)
             log(  # after the checkpoint: a run stopped from here on resumes at this step
                 f"step {state['step']}/{total}: loss {np.mean(state['losses'][-settings.eval_every :]):.4f}, "
                 f"dev nDCG@10 {figure:.4f}"
@@ -252,7 +236,7 @@ def train_reranker(
             "history": state["dev"],
         },
         "settings": asdict(settings),
-        "commit": _commit(),
+        "commit": commit(),
         "seconds": round(time.perf_counter() - started + resumed_seconds, 1),
     }
     if folder.exists():
@@ -261,11 +245,6 @@ def train_reranker(
     (folder / CARD_FILE).write_text(json.dumps(card, indent=2) + "\n", encoding="utf-8")
     shutil.rmtree(partial, ignore_errors=True)
     return card
-
-
-def rng_for(seed: int, step: int) -> random.Random:
-    """The sampler of one step: its negatives depend on the seed and the step only (so a resume repeats it)."""
-    return random.Random(seed * 1_000_003 + step)
 
 
 def _group_loss(scorer: _Scorer, index: Any, batch: list[Example], group: int, rng: random.Random) -> Any:
@@ -294,16 +273,3 @@ def _save_best(model: Any, tokenizer: Any, partial: Path) -> None:
     best.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(best)
     tokenizer.save_pretrained(best)
-
-
-def _checkpoint(
-    partial: Path, settings: RerankerTraining, state: dict[str, Any], model: Any, optimizer: Any, schedule: Any
-) -> None:
-    import torch
-
-    partial.mkdir(parents=True, exist_ok=True)
-    torch.save(model.state_dict(), partial / "model.pt")
-    torch.save(optimizer.state_dict(), partial / "optimizer.pt")
-    torch.save(schedule.state_dict(), partial / "schedule.pt")
-    torch.save(torch.get_rng_state(), partial / "rng.pt")
-    (partial / "state.json").write_text(json.dumps({"key": settings.key(), "state": state}), encoding="utf-8")
