@@ -108,4 +108,4 @@ def test_the_order_arm_reads_with_a_local_llm_on_a_fixed_sample(tmp_path: Path) 
     assert "smollm2" in result.arms["configured"]["reader"]
     # unfixed and configured are both rank order: the same contexts, the same (cached) replies
     assert result.arms["unfixed"]["correct"] == result.arms["configured"]["correct"]
-    assert result.status in ("pass", "flag") and result.rule.startswith("fixed - configured")
+    assert result.status in ("pass", "flag") and "fixed - configured" in result.rule
