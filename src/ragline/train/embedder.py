@@ -25,9 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import random
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -42,15 +40,13 @@ from ragline.eval.metrics import evaluate, mean_scores
 from ragline.train.data import (
     Example,
     candidate_lists,
-    commit,
-    load_checkpoint,
     mine_examples,
     rng_for,
-    save_checkpoint,
     seed_all,
     train_dev_split,
 )
-from ragline.train.models import CARD_FILE, resolve_model, trained_path
+from ragline.train.loop import TrainingRun
+from ragline.train.models import resolve_model
 
 Log = Callable[[str], None]
 
@@ -146,18 +142,14 @@ def train_embedder(
     """Train an embedder on ``dataset_path``'s ``settings.split`` and save it as ``trained:NAME``; its card."""
     import torch
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
-    from transformers import get_linear_schedule_with_warmup
 
     from ragline.index.segment import FIELD_TEXT
     from ragline.index.store import IndexSettings
     from ragline.ingest.pipeline import IngestConfig, build_index
-    from ragline.progress import track
     from ragline.retrieve.registry import build_retriever
 
     started = time.perf_counter()
     torch.set_num_threads(settings.threads)
-    folder = trained_path(name)
-    partial = folder.with_name(folder.name + ".partial")
     dataset = load_beir(dataset_path, settings.split)
     train_ids, dev_ids = train_dev_split(dataset, settings.dev_fraction, settings.seed, settings.max_queries)
     # The base model's vectors serve the mining (a hybrid first stage) and the dev pool; they are cached.
@@ -182,97 +174,28 @@ def train_embedder(
     seed_all(settings.seed)
     model = _load_base(settings)
     loss_of = MultipleNegativesRankingLoss(model, scale=settings.scale)
-    steps_per_epoch = math.ceil(len(examples) / settings.batch_size)
-    total = steps_per_epoch * settings.epochs
-    if settings.max_steps is not None:
-        total = min(total, settings.max_steps)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=settings.learning_rate)
-    schedule = get_linear_schedule_with_warmup(optimizer, int(settings.warmup * total), total)
-    rng = random.Random(settings.seed)
-    order = [i for _ in range(settings.epochs) for i in rng.sample(range(len(examples)), len(examples))]
-
-    resumed_seconds = 0.0
-    state: dict[str, Any] = {"step": 0, "losses": [], "dev": [], "best": None, "best_step": 0, "stale": 0}
-    saved = load_checkpoint(partial, settings.key(), model, optimizer, schedule)
-    if saved is not None:
-        state = saved
-        resumed_seconds = float(state.get("seconds_before", 0.0))
-        log(f"resuming from step {state['step']} ({partial})")
-    if state["best"] is None:
+    run = TrainingRun("embedder", name, settings, model, log, started)
+    order = run.plan(len(examples), settings.batch_size)
+    run.resume()
+    if run.fresh:
         untrained = dev_ndcg(model, pool)
-        state.update(best=untrained, untrained=untrained)
-        state["dev"].append({"step": 0, "ndcg@10": untrained})
         log(f"dev nDCG@10 over the pool: untrained {untrained:.4f}")
-        model.save(str(partial / "best"))
+        run.begin(untrained, lambda best: model.save(str(best)))
 
-    steps = range(state["step"], total)
-    for step in track(steps, f"training embedder {name}", total=len(steps)) if progress else steps:
-        model.train()
-        batch = [
-            examples[order[(step * settings.batch_size + j) % len(order)]]
-            for j in range(min(settings.batch_size, len(examples)))
-        ]
-        loss = _triplet_loss(model, loss_of, batch, text_of, rng_for(settings.seed, step))
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        schedule.step()
-        optimizer.zero_grad()
-        state["losses"].append(round(loss.item(), 6))
-        state["step"] = step + 1
-        if state["step"] % settings.eval_every == 0 or state["step"] == total:
-            figure = dev_ndcg(model, pool)
-            state["dev"].append({"step": state["step"], "ndcg@10": figure})
-            if figure > state["best"]:
-                state.update(best=figure, best_step=state["step"], stale=0)
-                model.save(str(partial / "best"))
-            else:
-                state["stale"] += 1
-            state["seconds_before"] = time.perf_counter() - started + resumed_seconds
-            save_checkpoint(partial, settings.key(), state, model, optimizer, schedule)
-            log(  # after the checkpoint: a run stopped from here on resumes at this step
-                f"step {state['step']}/{total}: loss {np.mean(state['losses'][-settings.eval_every :]):.4f}, "
-                f"dev nDCG@10 {figure:.4f}"
-            )
-            if state["stale"] >= settings.patience:
-                log(f"no dev gain in {settings.patience} evaluations: stopping at step {state['step']}")
-                break
+    def step_loss(step: int) -> Any:
+        picks = range(min(settings.batch_size, len(examples)))
+        batch = [examples[order[(step * settings.batch_size + j) % len(order)]] for j in picks]
+        return _triplet_loss(model, loss_of, batch, text_of, rng_for(settings.seed, step))
 
-    card = {
-        "kind": "embedder",
-        "name": name,
-        "id": f"{name}@{settings.key()}",
-        "base": settings.base,
-        "dataset": dataset.name,
-        "dataset_path": str(dataset.path),
-        "dataset_hash": dataset.hash,
-        "split": settings.split,
-        "train_queries": len(train_ids),
-        "train_examples": len(examples),
-        "dev_queries": len(dev_ids),
-        "dim": model.get_embedding_dimension(),
-        "max_seq_length": settings.max_seq_length,
-        "steps": state["step"],
-        "best_step": state["best_step"],
-        "loss_first_last": [state["losses"][:10], state["losses"][-10:]],
-        "loss_mean_last_eval": float(np.mean(state["losses"][-settings.eval_every :])) if state["losses"] else None,
-        "dev": {
-            "metric": f"ndcg@10 of dense retrieval over a pool of {len(pool.doc_ids)} documents "
-            f"(judged + bm25 and base top {settings.dev_pool} per dev query)",
-            "untrained": state.get("untrained"),
-            "best": state["best"],
-            "history": state["dev"],
-        },
-        "settings": asdict(settings),
-        "commit": commit(),
-        "seconds": round(time.perf_counter() - started + resumed_seconds, 1),
-    }
-    if folder.exists():
-        shutil.rmtree(folder)
-    (partial / "best").rename(folder)
-    (folder / CARD_FILE).write_text(json.dumps(card, indent=2) + "\n", encoding="utf-8")
-    shutil.rmtree(partial, ignore_errors=True)
-    return card
+    run.train(step_loss, lambda: dev_ndcg(model, pool), lambda best: model.save(str(best)), progress)
+    return run.publish(
+        dataset,
+        {"train_queries": len(train_ids), "train_examples": len(examples), "dev_queries": len(dev_ids)},
+        f"ndcg@10 of dense retrieval over a pool of {len(pool.doc_ids)} documents "
+        f"(judged + bm25 and base top {settings.dev_pool} per dev query)",
+        dim=model.get_embedding_dimension(),
+        max_seq_length=settings.max_seq_length,
+    )
 
 
 def _triplet_loss(model: Any, loss_of: Any, batch: list[Example], text_of: dict[str, str], rng: random.Random) -> Any:

@@ -18,16 +18,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import random
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from ragline.errors import ConfigError, ModelError
 from ragline.eval.datasets import Dataset, load_beir
@@ -35,15 +31,13 @@ from ragline.eval.metrics import evaluate, mean_scores
 from ragline.train.data import (
     Example,
     candidate_lists,
-    commit,
-    load_checkpoint,
     mine_examples,
     rng_for,
-    save_checkpoint,
     seed_all,
     train_dev_split,
 )
-from ragline.train.models import CARD_FILE, resolve_model, trained_path
+from ragline.train.loop import TrainingRun
+from ragline.train.models import resolve_model
 
 Log = Callable[[str], None]
 
@@ -125,17 +119,14 @@ def train_reranker(
 ) -> dict[str, Any]:
     """Train a reranker on ``dataset_path``'s ``settings.split`` and save it as ``trained:NAME``; its card."""
     import torch
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_linear_schedule_with_warmup
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     from ragline.index.store import IndexSettings
     from ragline.ingest.pipeline import IngestConfig, build_index
-    from ragline.progress import track
     from ragline.retrieve.registry import build_retriever, needs_embeddings
 
     started = time.perf_counter()
     torch.set_num_threads(settings.threads)
-    folder = trained_path(name)
-    partial = folder.with_name(folder.name + ".partial")
     dataset = load_beir(dataset_path, settings.split)
     train_ids, dev_ids = train_dev_split(dataset, settings.dev_fraction, settings.seed, settings.max_queries)
     embed = needs_embeddings(settings.negatives_from)
@@ -155,96 +146,36 @@ def train_reranker(
     except (OSError, ValueError) as error:
         raise ModelError(f"base model {settings.base!r} ({base}) could not be loaded: {error}") from error
     scorer = _Scorer(model, tokenizer, settings.max_length)
-    steps_per_epoch = math.ceil(len(examples) / settings.queries_per_step)
-    total = steps_per_epoch * settings.epochs
-    if settings.max_steps is not None:
-        total = min(total, settings.max_steps)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=settings.learning_rate)
-    schedule = get_linear_schedule_with_warmup(optimizer, int(settings.warmup * total), total)
-    rng = random.Random(settings.seed)
-    order = [i for _ in range(settings.epochs) for i in rng.sample(range(len(examples)), len(examples))]
+    run = TrainingRun("reranker", name, settings, model, log, started)
+    order = run.plan(len(examples), settings.queries_per_step)
+    run.resume()
 
-    resumed_seconds = 0.0
-    state: dict[str, Any] = {"step": 0, "losses": [], "dev": [], "best": None, "best_step": 0, "stale": 0}
-    saved = load_checkpoint(partial, settings.key(), model, optimizer, schedule)
-    if saved is not None:
-        state = saved
-        resumed_seconds = float(state.get("seconds_before", 0.0))
-        log(f"resuming from step {state['step']} ({partial})")
-    if state["best"] is None:
-        untrained = dev_ndcg(scorer, dataset, index, dev_candidates)
+    def save_best(best: Path) -> None:
+        best.mkdir(parents=True, exist_ok=True)
+        model.save_pretrained(best)
+        tokenizer.save_pretrained(best)
+
+    def dev() -> float:
+        return dev_ndcg(scorer, dataset, index, dev_candidates)
+
+    if run.fresh:
+        untrained = dev()
         first_stage = _first_stage_ndcg(dataset, first, dev_candidates)
-        state.update(best=untrained, untrained=untrained, first_stage=first_stage)
-        state["dev"].append({"step": 0, "ndcg@10": untrained})
         log(f"dev nDCG@10: first stage {first_stage:.4f}, untrained reranker {untrained:.4f}")
-        _save_best(model, tokenizer, partial)
+        run.begin(untrained, save_best, first_stage=first_stage)
 
-    steps = range(state["step"], total)
-    for step in track(steps, f"training reranker {name}", total=len(steps)) if progress else steps:
-        model.train()
-        batch = [
-            examples[order[(step * settings.queries_per_step + j) % len(order)]]
-            for j in range(settings.queries_per_step)
-        ]
-        loss = _group_loss(scorer, index, batch, 1 + settings.negatives, rng_for(settings.seed, step))
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        schedule.step()
-        optimizer.zero_grad()
-        state["losses"].append(round(loss.item(), 6))
-        state["step"] = step + 1
-        if state["step"] % settings.eval_every == 0 or state["step"] == total:
-            figure = dev_ndcg(scorer, dataset, index, dev_candidates)
-            state["dev"].append({"step": state["step"], "ndcg@10": figure})
-            if figure > state["best"]:
-                state.update(best=figure, best_step=state["step"], stale=0)
-                _save_best(model, tokenizer, partial)
-            else:
-                state["stale"] += 1
-            state["seconds_before"] = time.perf_counter() - started + resumed_seconds
-            save_checkpoint(partial, settings.key(), state, model, optimizer, schedule)
-            log(  # after the checkpoint: a run stopped from here on resumes at this step
-                f"step {state['step']}/{total}: loss {np.mean(state['losses'][-settings.eval_every :]):.4f}, "
-                f"dev nDCG@10 {figure:.4f}"
-            )
-            if state["stale"] >= settings.patience:
-                log(f"no dev gain in {settings.patience} evaluations: stopping at step {state['step']}")
-                break
+    def step_loss(step: int) -> Any:
+        picks = range(settings.queries_per_step)
+        batch = [examples[order[(step * settings.queries_per_step + j) % len(order)]] for j in picks]
+        return _group_loss(scorer, index, batch, 1 + settings.negatives, rng_for(settings.seed, step))
 
-    card = {
-        "kind": "reranker",
-        "name": name,
-        "id": f"{name}@{settings.key()}",
-        "base": settings.base,
-        "dataset": dataset.name,
-        "dataset_path": str(dataset.path),
-        "dataset_hash": dataset.hash,
-        "split": settings.split,
-        "train_queries": len(train_ids),
-        "train_examples": len(examples),
-        "dev_queries": len(dev_ids),
-        "steps": state["step"],
-        "best_step": state["best_step"],
-        "loss_first_last": [state["losses"][:10], state["losses"][-10:]],
-        "loss_mean_last_eval": float(np.mean(state["losses"][-settings.eval_every :])) if state["losses"] else None,
-        "dev": {
-            "metric": f"ndcg@10 over the {settings.negatives_from} top {settings.dev_depth}",
-            "first_stage": state.get("first_stage"),
-            "untrained": state.get("untrained"),
-            "best": state["best"],
-            "history": state["dev"],
-        },
-        "settings": asdict(settings),
-        "commit": commit(),
-        "seconds": round(time.perf_counter() - started + resumed_seconds, 1),
-    }
-    if folder.exists():
-        shutil.rmtree(folder)
-    (partial / "best").rename(folder)
-    (folder / CARD_FILE).write_text(json.dumps(card, indent=2) + "\n", encoding="utf-8")
-    shutil.rmtree(partial, ignore_errors=True)
-    return card
+    run.train(step_loss, dev, save_best, progress)
+    return run.publish(
+        dataset,
+        {"train_queries": len(train_ids), "train_examples": len(examples), "dev_queries": len(dev_ids)},
+        f"ndcg@10 over the {settings.negatives_from} top {settings.dev_depth}",
+        {"first_stage": run.state.get("first_stage")},
+    )
 
 
 def _group_loss(scorer: _Scorer, index: Any, batch: list[Example], group: int, rng: random.Random) -> Any:
@@ -266,10 +197,3 @@ def _first_stage_ndcg(dataset: Dataset, first: Any, candidates: dict[str, list[s
     run = {q: {doc_id: -float(rank) for rank, doc_id in enumerate(ids)} for q, ids in candidates.items()}
     qrels = {q: dataset.qrels[q] for q in candidates}
     return float(mean_scores(evaluate(qrels, run, ["ndcg@10"]), ["ndcg@10"])["ndcg@10"])
-
-
-def _save_best(model: Any, tokenizer: Any, partial: Path) -> None:
-    best = partial / "best"
-    best.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(best)
-    tokenizer.save_pretrained(best)
