@@ -106,10 +106,14 @@ class PointwiseLLMReranker(_LLMReranker):
             return 0.5
         return p
 
+    def scores(self, query: str, hits: list[Hit]) -> list[float]:
+        """P(yes) of each hit, in order (the cross-encoder's interface: benchmarks interpolate it themselves)."""
+        return [self.score(query, hit) for hit in hits]
+
     def rerank(self, query: str, hits: list[Hit], k: int) -> list[Hit]:
         if not hits:
             return []
-        scores = [self.score(query, hit) for hit in hits]
+        scores = self.scores(query, hits)
         final = interpolated(scores, [hit.score for hit in hits], self.interpolate)
         order = sorted(range(len(hits)), key=lambda i: (-final[i], hits[i].rank))[:k]
         return [replace(hits[i], score=float(final[i]), rank=rank) for rank, i in enumerate(order, start=1)]
