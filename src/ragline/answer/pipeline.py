@@ -254,12 +254,12 @@ class RAGPipeline:
             raise ConfigError("this pipeline has no reader (reader = \"none\"): it ranks, it does not answer")
         reader = self.reader
         if getattr(reader, "retrieves", False):  # an agent: it retrieves hop by hop, the filter inside
-            agent = reader.answer(question, restrict(filter, self._policy_for(question).restriction(self.index)))
-            given = lambda: agent[0]  # noqa: E731
-            return answer_from_versions(question, agent[1], self.versions, given, reader.name, self.index, filter)
+            given, held = reader.answer(question, restrict(filter, self._policy_for(question).restriction(self.index)))
+            return answer_from_versions(question, held, self.versions, lambda: given, reader.name, self.index, filter)
         context = self.context(question, filter)
-        read = lambda: reader.read(question, context)  # noqa: E731
-        return answer_from_versions(question, context, self.versions, read, reader.name, self.index, filter)
+        return answer_from_versions(
+            question, context, self.versions, lambda: reader.read(question, context), reader.name, self.index, filter
+        )
 
     def config(self) -> dict[str, Any]:
         reader = self.reader.config() if self.reader is not None else None
