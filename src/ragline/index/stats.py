@@ -58,23 +58,10 @@ class CollectionStats:
             }
             for seg in segments
         ]
-        g2l = []
-        for seg_l2g in l2g:
-            maps = {}
-            for f, ids in seg_l2g.items():
-                maps[f] = np.full(len(vocab), -1, dtype=np.int32)
-                maps[f][ids] = np.arange(len(ids), dtype=np.int32)
-            g2l.append(maps)
-        n_live = sum(len(s) - int(d.sum()) for s, d in zip(segments, deleted))
+        g2l = [_global_to_local(seg_l2g, len(vocab)) for seg_l2g in l2g]
         df = {f: np.zeros(len(vocab), dtype=np.int64) for f in fields}
         total = dict.fromkeys(fields, 0.0)
-        for seg, dead, seg_l2g in zip(segments, deleted, l2g):
-            live = ~dead if dead.any() else None
-            for f, postings in seg.fields.items():
-                df[f][seg_l2g[f]] += postings.live_df(live)  # a segment's terms are distinct: no index repeats
-                # float64: a float32 sum is inexact past 2**24 tokens, and batched builds must score as one segment
-                lengths = postings.lengths if live is None else postings.lengths[live]
-                total[f] += float(lengths.sum(dtype=np.float64))
+        n_live = sum(_add_live(seg, dead, seg_l2g, df, total) for seg, dead, seg_l2g in zip(segments, deleted, l2g))
         avg = {f: total[f] / n_live if n_live else 0.0 for f in fields}
         masks = [d if d.any() else NO_MASK for d in deleted]
         return cls(vocab, l2g, g2l, df, avg, n_live, masks, total, tuple(segments))
@@ -100,12 +87,7 @@ class CollectionStats:
             )
         grown = len(vocab) - len(previous.vocab)
         g2l = [{f: np.concatenate([m, np.full(grown, -1, np.int32)]) for f, m in maps.items()} for maps in previous.g2l]
-        for seg_l2g in l2g[kept:]:
-            maps = {}
-            for f, ids in seg_l2g.items():
-                maps[f] = np.full(len(vocab), -1, dtype=np.int32)
-                maps[f][ids] = np.arange(len(ids), dtype=np.int32)
-            g2l.append(maps)
+        g2l.extend(_global_to_local(seg_l2g, len(vocab)) for seg_l2g in l2g[kept:])
         df = {f: np.concatenate([previous.df[f], np.zeros(grown, np.int64)]) for f in fields}
         total, n_live = dict(previous.totals), previous.n
         for si, seg in enumerate(segments[:kept]):  # rows deleted since: their terms and lengths leave
@@ -122,15 +104,36 @@ class CollectionStats:
                 df[f][l2g[si][f]] -= np.bincount(terms, minlength=len(postings.terms))  # distinct terms
                 total[f] -= float(postings.lengths[gone].sum(dtype=np.float64))
         for seg, dead, seg_l2g in zip(segments[kept:], deleted[kept:], l2g[kept:]):
-            live = ~dead if dead.any() else None
-            n_live += len(seg) - int(dead.sum())
-            for f, postings in seg.fields.items():
-                df[f][seg_l2g[f]] += postings.live_df(live)  # a segment's terms are distinct: no index repeats
-                lengths = postings.lengths if live is None else postings.lengths[live]
-                total[f] += float(lengths.sum(dtype=np.float64))
+            n_live += _add_live(seg, dead, seg_l2g, df, total)
         avg = {f: total[f] / n_live if n_live else 0.0 for f in fields}
         masks = [d if d.any() else NO_MASK for d in deleted]
         return cls(vocab, l2g, g2l, df, avg, n_live, masks, total, tuple(segments))
+
+
+def _global_to_local(seg_l2g: Mapping[str, np.ndarray], n_vocab: int) -> dict[str, np.ndarray]:
+    """Per field: global term id -> the segment's local term id (-1 where the segment lacks the term)."""
+    maps = {}
+    for f, ids in seg_l2g.items():
+        maps[f] = np.full(n_vocab, -1, dtype=np.int32)
+        maps[f][ids] = np.arange(len(ids), dtype=np.int32)
+    return maps
+
+
+def _add_live(
+    seg: Segment,
+    dead: np.ndarray,
+    seg_l2g: Mapping[str, np.ndarray],
+    df: dict[str, np.ndarray],
+    total: dict[str, float],
+) -> int:
+    """Add a segment's live rows to the document frequencies and length totals; its live row count."""
+    live = ~dead if dead.any() else None
+    for f, postings in seg.fields.items():
+        df[f][seg_l2g[f]] += postings.live_df(live)  # a segment's terms are distinct: no index repeats
+        # float64: a float32 sum is inexact past 2**24 tokens, and batched builds must score as one segment
+        lengths = postings.lengths if live is None else postings.lengths[live]
+        total[f] += float(lengths.sum(dtype=np.float64))
+    return len(seg) - int(dead.sum())
 
 
 def extends(previous: CollectionStats, segments: Sequence[Segment], fields: Mapping[str, float]) -> bool:
