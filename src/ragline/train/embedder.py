@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from ragline.errors import ConfigError, ModelError
-from ragline.eval.datasets import Dataset, load_beir
+from ragline.eval.datasets import Dataset
 from ragline.eval.metrics import evaluate, mean_scores
 from ragline.train.data import (
     Example,
@@ -43,9 +43,8 @@ from ragline.train.data import (
     mine_examples,
     rng_for,
     seed_all,
-    train_dev_split,
 )
-from ragline.train.loop import TrainingRun
+from ragline.train.loop import TrainingRun, training_data
 from ragline.train.models import resolve_model
 
 Log = Callable[[str], None]
@@ -140,22 +139,14 @@ def train_embedder(
     progress: bool = True,
 ) -> dict[str, Any]:
     """Train an embedder on ``dataset_path``'s ``settings.split`` and save it as ``trained:NAME``; its card."""
-    import torch
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 
     from ragline.index.segment import FIELD_TEXT
-    from ragline.index.store import IndexSettings
-    from ragline.ingest.pipeline import IngestConfig, build_index
     from ragline.retrieve.registry import build_retriever
 
     started = time.perf_counter()
-    torch.set_num_threads(settings.threads)
-    dataset = load_beir(dataset_path, settings.split)
-    train_ids, dev_ids = train_dev_split(dataset, settings.dev_fraction, settings.seed, settings.max_queries)
     # The base model's vectors serve the mining (a hybrid first stage) and the dev pool; they are cached.
-    index = build_index(dataset.corpus, IngestConfig(), IndexSettings(embedder=settings.base))
-    first = build_retriever(settings.negatives_from, index)
-    log(f"{dataset.name}: {len(train_ids)} train queries, {len(dev_ids)} dev queries (from {settings.split})")
+    dataset, train_ids, dev_ids, index, first = training_data(dataset_path, settings, settings.base, log)
     text_of = {doc.id: FIELD_TEXT["body"](doc) for doc in dataset.corpus}
     mined = mine_examples(dataset, first, train_ids, 1, settings.mine_depth, settings.seed)
     # A qrel may name a document the corpus lacks: such a positive cannot be embedded, so it is left out.

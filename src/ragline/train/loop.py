@@ -28,6 +28,31 @@ from ragline.train.models import CARD_FILE, trained_path
 Log = Callable[[str], None]
 
 
+def training_data(
+    dataset_path: str | Path, settings: Any, embedder: str | None, log: Log
+) -> tuple[Dataset, list[str], list[str], Any, Any]:
+    """The dataset's split, its train and dev query ids, the corpus indexed (with ``embedder``'s vectors, cached;
+    ``None``: BM25 only) and the first stage that mines negatives (``settings.negatives_from``).
+
+    Torch's thread count is set first: the build embeds with it, and training keeps it.
+    """
+    import torch
+
+    from ragline.eval.datasets import load_beir
+    from ragline.index.store import IndexSettings
+    from ragline.ingest.pipeline import IngestConfig, build_index
+    from ragline.retrieve.registry import build_retriever
+    from ragline.train.data import train_dev_split
+
+    torch.set_num_threads(settings.threads)
+    dataset = load_beir(dataset_path, settings.split)
+    train_ids, dev_ids = train_dev_split(dataset, settings.dev_fraction, settings.seed, settings.max_queries)
+    index = build_index(dataset.corpus, IngestConfig(), IndexSettings(embedder=embedder))
+    first = build_retriever(settings.negatives_from, index)
+    log(f"{dataset.name}: {len(train_ids)} train queries, {len(dev_ids)} dev queries (from {settings.split})")
+    return dataset, train_ids, dev_ids, index, first
+
+
 class TrainingRun:
     """One run of ``settings`` (a frozen dataclass with ``epochs``, ``max_steps``, ``learning_rate``,
     ``warmup``, ``eval_every``, ``patience``, ``seed`` and ``key()``) training ``model`` as ``trained:NAME``."""

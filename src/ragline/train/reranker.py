@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ragline.errors import ConfigError, ModelError
-from ragline.eval.datasets import Dataset, load_beir
+from ragline.eval.datasets import Dataset
 from ragline.eval.metrics import evaluate, mean_scores
 from ragline.train.data import (
     Example,
@@ -34,9 +34,8 @@ from ragline.train.data import (
     mine_examples,
     rng_for,
     seed_all,
-    train_dev_split,
 )
-from ragline.train.loop import TrainingRun
+from ragline.train.loop import TrainingRun, training_data
 from ragline.train.models import resolve_model
 
 Log = Callable[[str], None]
@@ -118,21 +117,13 @@ def train_reranker(
     progress: bool = True,
 ) -> dict[str, Any]:
     """Train a reranker on ``dataset_path``'s ``settings.split`` and save it as ``trained:NAME``; its card."""
-    import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    from ragline.index.store import IndexSettings
-    from ragline.ingest.pipeline import IngestConfig, build_index
-    from ragline.retrieve.registry import build_retriever, needs_embeddings
+    from ragline.retrieve.registry import needs_embeddings
 
     started = time.perf_counter()
-    torch.set_num_threads(settings.threads)
-    dataset = load_beir(dataset_path, settings.split)
-    train_ids, dev_ids = train_dev_split(dataset, settings.dev_fraction, settings.seed, settings.max_queries)
-    embed = needs_embeddings(settings.negatives_from)
-    index = build_index(dataset.corpus, IngestConfig(), IndexSettings(embedder="minilm" if embed else None))
-    first = build_retriever(settings.negatives_from, index)
-    log(f"{dataset.name}: {len(train_ids)} train queries, {len(dev_ids)} dev queries (from {settings.split})")
+    embedder = "minilm" if needs_embeddings(settings.negatives_from) else None
+    dataset, train_ids, dev_ids, index, first = training_data(dataset_path, settings, embedder, log)
     examples = mine_examples(dataset, first, train_ids, settings.negatives, settings.mine_depth, settings.seed)
     dev_candidates = candidate_lists(first, {q: dataset.queries[q] for q in dev_ids}, settings.dev_depth)
     if not examples:
