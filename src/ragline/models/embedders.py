@@ -34,19 +34,54 @@ from ragline.progress import track
 
 Offsets = list[tuple[int, int]]
 
-# Hashing MiniLM's 91 MB takes 0.12-0.18 s here (hashlib.file_digest, SHA-NI), so every process simply
-# hashes once; the memo only spares a process re-hashing a file it already checked.
-_sha256_memo: dict[tuple[str, int, int], str] = {}
+# Hashing MiniLM's 91 MB takes 0.12-0.18 s, as long as the rest of a query's start-up, so a file's hash is
+# remembered under $RAGLINE_CACHE by its path and a stat signature that any write changes (size, mtime,
+# ctime and inode: ctime cannot be set back by a user-space tool, so a replaced or edited file is hashed
+# again). The memo only spares re-reading; the comparison with the pinned hash is made on every load.
+_sha256_memo: dict[tuple[str, int, int, int, int], str] = {}
+
+
+def _hash_memo_file() -> Path:
+    from ragline.paths import cache_root
+
+    return cache_root() / "sha256.json"
+
+
+def _read_hash_memo() -> dict[str, str]:
+    try:
+        memo = json.loads(_hash_memo_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return memo if isinstance(memo, dict) else {}
+
+
+def _remember_hash(signature: str, digest: str) -> None:
+    """Add one entry to the on-disk memo (atomic replace; a lost race only costs a later re-hash)."""
+    path = _hash_memo_file()
+    memo = _read_hash_memo()
+    memo[signature] = digest
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+        partial.write_text(json.dumps(memo, sort_keys=True), encoding="utf-8")
+        os.replace(partial, path)
+    except OSError:
+        pass  # a read-only cache: every process hashes again, as before
 
 
 def sha256_file(path: str | Path) -> str:
-    """Hex sha256 of a file, memoized per (path, size, mtime) within the process."""
+    """Hex sha256 of a file, memoized by (path, size, mtime, ctime, inode) in the process and on disk."""
     path = Path(path).resolve()
     stat = path.stat()
-    key = (str(path), stat.st_size, stat.st_mtime_ns)
+    key = (str(path), stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino)
     if key not in _sha256_memo:
-        with path.open("rb") as file:
-            _sha256_memo[key] = hashlib.file_digest(file, "sha256").hexdigest()
+        signature = json.dumps(key)
+        digest = _read_hash_memo().get(signature)
+        if not isinstance(digest, str):
+            with path.open("rb") as file:
+                digest = hashlib.file_digest(file, "sha256").hexdigest()
+            _remember_hash(signature, digest)
+        _sha256_memo[key] = digest
     return _sha256_memo[key]
 
 
