@@ -271,8 +271,11 @@ class OnnxQueryEncoder:
     Loads in well under a second, against 4-6 s for torch and sentence-transformers. The export is made
     once from the torch model (``export``, needs the ``onnx`` package), checked against torch's vectors to
     :data:`ONNX_TOLERANCE` on probe texts, and kept under ``$RAGLINE_CACHE/onnx`` named by the weights'
-    sha256 and the input length, so it can never stand for other weights. Only a model that is a
-    transformer, mean pooling and normalization (like all-MiniLM-L6-v2) is exported.
+    sha256 and the input length, so it can never stand for other weights. It is kept in onnxruntime's own
+    ORT format (a flatbuffer: a session starts about a third faster than from the ONNX protobuf), with
+    only the hardware-independent "basic" graph optimizations, and checked against torch again in that
+    form. Only a model that is a transformer, mean pooling and normalization (like all-MiniLM-L6-v2) is
+    exported.
     """
 
     def __init__(self, path: Path, tokenizer_file: Path, max_seq_length: int) -> None:
@@ -281,6 +284,8 @@ class OnnxQueryEncoder:
 
         options = onnxruntime.SessionOptions()
         options.log_severity_level = 3
+        if path.suffix == ".ort":
+            options.add_session_config_entry("session.load_model_format", "ORT")
         self.session = onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         self.tokenizer = Tokenizer.from_file(str(tokenizer_file))
         self.tokenizer.enable_truncation(max_seq_length)
@@ -290,7 +295,7 @@ class OnnxQueryEncoder:
     def path_for(embedder: Embedder) -> Path:
         from ragline.paths import cache_root
 
-        name = f"{embedder.spec.name}-{embedder.weights_sha256}-len{embedder.max_seq_length}.onnx"
+        name = f"{embedder.spec.name}-{embedder.weights_sha256}-len{embedder.max_seq_length}.ort"
         return cache_root() / "onnx" / name
 
     @staticmethod
@@ -333,14 +338,18 @@ class OnnxQueryEncoder:
             return None
         path = cls.path_for(embedder)
         path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+        onnx_file = path.with_name(f".{path.stem}.{os.getpid()}.partial.onnx")
+        partial = path.with_name(f".{path.stem}.{os.getpid()}.partial.ort")
+        tokenizer = Path(embedder.spec.path) / "tokenizer.json"
         try:
-            _export_mean_pooled(embedder.model, partial)
-            encoder = cls(partial, Path(embedder.spec.path) / "tokenizer.json", embedder.max_seq_length)
+            _export_mean_pooled(embedder.model, onnx_file)
             expected = embedder.model.encode(list(_ONNX_PROBES), convert_to_numpy=True, normalize_embeddings=True)
-            difference = float(np.abs(l2_normalize(encoder.encode(list(_ONNX_PROBES))) - expected).max())
-            if difference > ONNX_TOLERANCE:
-                raise ModelError(f"the ONNX export of {embedder.spec.name} differs from torch by {difference:.2e}")
+            _save_ort_format(onnx_file, partial)
+            for form in (onnx_file, partial):  # the graph as exported, then as it is kept
+                encoder = cls(form, tokenizer, embedder.max_seq_length)
+                difference = float(np.abs(l2_normalize(encoder.encode(list(_ONNX_PROBES))) - expected).max())
+                if difference > ONNX_TOLERANCE:
+                    raise ModelError(f"the ONNX export of {embedder.spec.name} differs from torch by {difference:.2e}")
             os.replace(partial, path)
             return encoder
         except Exception as error:  # torch keeps answering: an export is a speed-up, never a requirement
@@ -349,6 +358,7 @@ class OnnxQueryEncoder:
             stderr.print(f"note: no ONNX query encoder for {embedder.spec.name} ({error}); queries use torch")
             return None
         finally:
+            onnx_file.unlink(missing_ok=True)
             partial.unlink(missing_ok=True)
 
     def encode(self, texts: list[str]) -> np.ndarray:
@@ -359,6 +369,18 @@ class OnnxQueryEncoder:
             "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
         }
         return self.session.run(None, feed)[0]
+
+
+def _save_ort_format(onnx_file: Path, target: Path) -> None:
+    """Convert an ONNX graph to the ORT format, with the "basic" optimizations (valid on any CPU)."""
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.log_severity_level = 3
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    options.optimized_model_filepath = str(target)
+    options.add_session_config_entry("session.save_model_format", "ORT")
+    onnxruntime.InferenceSession(str(onnx_file), options, providers=["CPUExecutionProvider"])
 
 
 def _export_mean_pooled(model: Any, path: Path) -> None:
