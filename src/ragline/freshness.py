@@ -252,7 +252,7 @@ def stale_sources(index: Any, hits: Iterable[Any], roots: Sequence[str | Path] |
         if source:
             by_file.setdefault(source, set()).add(hit.document_id)
     stale: list[StaleSource] = []
-    verified = _VerifiedFiles(index)
+    verified = VerifiedFiles.of(index)
     for source, docs in by_file.items():
         path = _resolve(source, roots)
         if path is None:
@@ -282,54 +282,59 @@ def stale_sources(index: Any, hits: Iterable[Any], roots: Sequence[str | Path] |
     return stale
 
 
-class _VerifiedFiles:
-    """Files found equal to this index generation's chunks, by stat signature, under ``$RAGLINE_CACHE``.
+class VerifiedFiles:
+    """Files known equal to this index generation's chunks, by stat signature, under ``$RAGLINE_CACHE``.
 
     Re-reading and re-chunking a cited file on every query cost a one-query command the import of every
-    loader; a file whose size, mtime, ctime and inode are those it had when it was last found fresh, at
-    the same index generation, is fresh without reading it (git's index does the same). A file modified
-    within two seconds of its check is not remembered (git's "racy" rule: a same-size edit in the same
-    timestamp tick would keep the signature). A new commit starts a new memo; any other change is read.
+    loader. ``ragline index`` records the signature each file had before it was read for the commit it
+    made, and the stale-source check records the files it re-read and found fresh; a file whose size,
+    mtime, ctime and inode still match, at the same index generation, is fresh without reading it (git's
+    index does the same). A file modified within two seconds of being recorded is not remembered (git's
+    "racy" rule: a same-size edit in the same timestamp tick keeps the signature). A new commit starts a
+    new memo; any other change to a file is read and compared.
     """
 
     RACY_SECONDS = 2.0
 
-    def __init__(self, index: Any) -> None:
+    def __init__(self, index_path: str | Path | None, generation: int) -> None:
         import hashlib
         import json
 
         from ragline.paths import cache_root
 
-        index_path = getattr(index, "path", None)
-        self.file = None
+        self.file: Path | None = None
+        self.generation = generation
         self.files: dict[str, list[int]] = {}
         self.dirty = False
         if index_path is None:  # an in-memory index: nothing to key a memo by
             return
         key = hashlib.sha256(str(Path(index_path).resolve()).encode()).hexdigest()[:24]
         self.file = cache_root() / "freshness" / f"{key}.json"
-        self.generation = int(index.generation)
         try:
             memo = json.loads(self.file.read_text("utf-8"))
         except (OSError, ValueError):
             return
-        if isinstance(memo, dict) and memo.get("generation") == self.generation:
-            self.files = memo.get("files", {}) if isinstance(memo.get("files"), dict) else {}
+        if isinstance(memo, dict) and memo.get("generation") == generation and isinstance(memo.get("files"), dict):
+            self.files = memo["files"]
 
-    @staticmethod
-    def _signature(path: Path) -> list[int]:
-        stat = path.stat()
-        return [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino]
+    @classmethod
+    def of(cls, index: Any) -> VerifiedFiles:
+        return cls(getattr(index, "path", None), int(index.generation))
 
     def unchanged(self, path: Path) -> bool:
-        return self.file is not None and self.files.get(str(path.resolve())) == self._signature(path)
+        from ragline.fsutil import stat_signature
 
-    def remember(self, path: Path) -> None:
+        return self.file is not None and self.files.get(str(path.resolve())) == stat_signature(path)
+
+    def remember(self, path: str | Path, signature: list[int] | None = None) -> None:
+        """Record ``path`` as fresh with ``signature`` (default: its signature now)."""
         import time
 
-        signature = self._signature(path)
+        from ragline.fsutil import stat_signature
+
+        signature = stat_signature(path) if signature is None else signature
         if self.file is not None and time.time_ns() - max(signature[1], signature[2]) > self.RACY_SECONDS * 1e9:
-            self.files[str(path.resolve())] = signature
+            self.files[str(Path(path).resolve())] = list(signature)
             self.dirty = True
 
     def save(self) -> None:

@@ -38,7 +38,7 @@ Offsets = list[tuple[int, int]]
 # remembered under $RAGLINE_CACHE by its path and a stat signature that any write changes (size, mtime,
 # ctime and inode: ctime cannot be set back by a user-space tool, so a replaced or edited file is hashed
 # again). The memo only spares re-reading; the comparison with the pinned hash is made on every load.
-_sha256_memo: dict[tuple[str, int, int, int, int], str] = {}
+_sha256_memo: dict[tuple[Any, ...], str] = {}
 
 
 def _hash_memo_file() -> Path:
@@ -71,9 +71,10 @@ def _remember_hash(signature: str, digest: str) -> None:
 
 def sha256_file(path: str | Path) -> str:
     """Hex sha256 of a file, memoized by (path, size, mtime, ctime, inode) in the process and on disk."""
+    from ragline.fsutil import stat_signature
+
     path = Path(path).resolve()
-    stat = path.stat()
-    key = (str(path), stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino)
+    key = (str(path), *stat_signature(path))
     if key not in _sha256_memo:
         signature = json.dumps(key)
         digest = _read_hash_memo().get(signature)
