@@ -244,9 +244,6 @@ def stale_sources(index: Any, hits: Iterable[Any], roots: Sequence[str | Path] |
     A hit's source path is relative to the folder it was indexed from: ``roots`` (default: the sources
     ``ragline index`` recorded for this index). Hits with no file behind them (a corpus) are skipped.
     """
-    from ragline.errors import RaglineError
-    from ragline.ingest.loaders import load_file
-
     roots = [Path(r) for r in (recorded_sources(index.path) if roots is None else roots)]
     by_file: dict[str, set[str]] = {}
     for hit in hits:
@@ -255,6 +252,7 @@ def stale_sources(index: Any, hits: Iterable[Any], roots: Sequence[str | Path] |
         if source:
             by_file.setdefault(source, set()).add(hit.document_id)
     stale: list[StaleSource] = []
+    verified = VerifiedFiles.of(index)
     for source, docs in by_file.items():
         path = _resolve(source, roots)
         if path is None:
@@ -262,6 +260,11 @@ def stale_sources(index: Any, hits: Iterable[Any], roots: Sequence[str | Path] |
         if not path.is_file():
             stale += [StaleSource(d, str(path), "removed") for d in sorted(docs)]
             continue
+        if verified.unchanged(path):
+            continue
+        from ragline.errors import RaglineError
+        from ragline.ingest.loaders import load_file
+
         try:
             loaded = [load_file(path, Path(source))]
         except (RaglineError, OSError):
@@ -273,7 +276,81 @@ def stale_sources(index: Any, hits: Iterable[Any], roots: Sequence[str | Path] |
                                 text_only=index.settings.context in ("llm", "late"))  # fmt: skip
         changed = {d.doc_id for d in sub.documents if d.status != "unreadable"}
         stale += [StaleSource(d, str(path), "changed") for d in sorted(docs & changed)]
+        if not changed and not any(d.status == "unreadable" for d in sub.documents):
+            verified.remember(path)
+    verified.save()
     return stale
+
+
+class VerifiedFiles:
+    """Files known equal to this index generation's chunks, by stat signature, under ``$RAGLINE_CACHE``.
+
+    Re-reading and re-chunking a cited file on every query cost a one-query command the import of every
+    loader. ``ragline index`` records the signature each file had before it was read for the commit it
+    made, and the stale-source check records the files it re-read and found fresh; a file whose size,
+    mtime, ctime and inode still match, at the same index generation, is fresh without reading it (git's
+    index does the same). A file modified within two seconds of being recorded is not remembered (git's
+    "racy" rule: a same-size edit in the same timestamp tick keeps the signature). A new commit starts a
+    new memo; any other change to a file is read and compared.
+    """
+
+    RACY_SECONDS = 2.0
+
+    def __init__(self, index_path: str | Path | None, generation: int) -> None:
+        import hashlib
+        import json
+
+        from ragline.paths import cache_root
+
+        self.file: Path | None = None
+        self.generation = generation
+        self.files: dict[str, list[int]] = {}
+        self.dirty = False
+        if index_path is None:  # an in-memory index: nothing to key a memo by
+            return
+        key = hashlib.sha256(str(Path(index_path).resolve()).encode()).hexdigest()[:24]
+        self.file = cache_root() / "freshness" / f"{key}.json"
+        try:
+            memo = json.loads(self.file.read_text("utf-8"))
+        except (OSError, ValueError):
+            return
+        if isinstance(memo, dict) and memo.get("generation") == generation and isinstance(memo.get("files"), dict):
+            self.files = memo["files"]
+
+    @classmethod
+    def of(cls, index: Any) -> VerifiedFiles:
+        return cls(getattr(index, "path", None), int(index.generation))
+
+    def unchanged(self, path: Path) -> bool:
+        from ragline.fsutil import stat_signature
+
+        return self.file is not None and self.files.get(str(path.resolve())) == stat_signature(path)
+
+    def remember(self, path: str | Path, signature: list[int] | None = None) -> None:
+        """Record ``path`` as fresh with ``signature`` (default: its signature now)."""
+        import time
+
+        from ragline.fsutil import stat_signature
+
+        signature = stat_signature(path) if signature is None else signature
+        if self.file is not None and time.time_ns() - max(signature[1], signature[2]) > self.RACY_SECONDS * 1e9:
+            self.files[str(Path(path).resolve())] = list(signature)
+            self.dirty = True
+
+    def save(self) -> None:
+        """Write the memo (atomic replace); a read-only cache only means the files are read next time."""
+        import json
+        import os
+
+        if self.file is None or not self.dirty:
+            return
+        try:
+            self.file.parent.mkdir(parents=True, exist_ok=True)
+            partial = self.file.with_name(f".{self.file.name}.{os.getpid()}.partial")
+            partial.write_text(json.dumps({"generation": self.generation, "files": self.files}), "utf-8")
+            os.replace(partial, self.file)
+        except OSError:
+            pass
 
 
 def _resolve(source: str, roots: Sequence[Path]) -> Path | None:

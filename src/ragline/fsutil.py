@@ -1,4 +1,5 @@
-"""Durable writes: fsync a written file, and the directory whose entry a rename changed."""
+"""Durable writes (fsync a written file, and the directory whose entry a rename changed), and a file's stat
+signature."""
 
 from __future__ import annotations
 
@@ -25,3 +26,14 @@ def fsync_directory(directory: str | os.PathLike[str] | Path) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+
+def stat_signature(path: str | os.PathLike[str] | Path) -> list[int]:
+    """Size, mtime, ctime and inode (ns): any write or replacement of the file changes at least one.
+
+    ctime cannot be set back by a user-space tool, so an edit that restores the size and mtime still
+    shows; an edit within the file system's timestamp tick after a check can hide (callers apply git's
+    "racy" rule: nothing modified in the last seconds is trusted by its signature).
+    """
+    stat = os.stat(path)
+    return [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino]

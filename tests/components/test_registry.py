@@ -73,3 +73,22 @@ def test_registering_a_name_twice_is_refused() -> None:
 def test_every_role_names_a_package_or_module_that_imports() -> None:
     for role in ROLES:
         names(role)  # imports the role's modules; raises if one is missing
+
+
+def test_one_named_component_imports_only_its_own_module() -> None:
+    """A BM25 search must not pay for importing every retriever, reranker and LLM client module."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from ragline.components import component, names\n"
+        "component('retriever', 'bm25'); component('fuser', 'rrf')\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('ragline.retrieve.'))\n"
+        "print(','.join(loaded))\n"
+        "assert 'maxsim' in names('reranker')  # a listing still finds every component\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    loaded = set(out.strip().split(","))
+    assert "ragline.retrieve.sparse" in loaded and "ragline.retrieve.fusion" in loaded
+    assert not loaded & {"ragline.retrieve.rerank_llm", "ragline.retrieve.late", "ragline.retrieve.milvus"}

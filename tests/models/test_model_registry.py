@@ -71,6 +71,29 @@ def test_sha256_file(tmp_path: Path) -> None:
     assert sha256_file(path) == hashlib.sha256(b"changed, and of another size").hexdigest()
 
 
+
+def test_sha256_is_remembered_across_processes_and_never_stale(tmp_path: Path, monkeypatch) -> None:
+    import os
+    import time
+
+    from ragline.models import embedders
+
+    monkeypatch.setenv("RAGLINE_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "weights.bin"
+    path.write_bytes(b"first content")
+    assert sha256_file(path) == hashlib.sha256(b"first content").hexdigest()
+    assert (tmp_path / "cache" / "sha256.json").is_file()  # a new process reads it instead of hashing
+    embedders._sha256_memo.clear()
+    assert sha256_file(path) == hashlib.sha256(b"first content").hexdigest()
+    # Same size, mtime set back: the ctime still moves, so the edited file is hashed again.
+    before = path.stat()
+    time.sleep(0.05)  # past the file system's timestamp granularity (a few ms)
+    path.write_bytes(b"other content")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    embedders._sha256_memo.clear()
+    assert sha256_file(path) == hashlib.sha256(b"other content").hexdigest()
+
+
 def _spec_with(weights: Path, expected: str | None) -> EmbedderSpec:
     return EmbedderSpec(
         name="tiny",

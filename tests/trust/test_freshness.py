@@ -80,3 +80,45 @@ def test_pipeline_drift_names_what_must_be_redone(indexed: tuple[Path, str]) -> 
     drift = {d.setting: d.redo for d in pipeline_drift(opened, other)}
     assert drift == {"chunker": "re-index and re-embed", "analyzer": "re-index"}
     assert folder_status(opened, docs, other).stale  # drift alone makes the index stale for that config
+
+
+def test_a_file_found_fresh_is_not_reread_until_it_changes(
+    indexed: tuple[Path, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stale-source check remembers files it found fresh by stat signature, and an edit is still seen."""
+    from ragline import freshness
+    from ragline.ingest import loaders
+
+    docs, index = indexed
+    monkeypatch.setattr(freshness.VerifiedFiles, "RACY_SECONDS", 0.0)  # the files were written just now
+    opened = Index.open(index)
+    hits = opened.search("annual leave", 1)
+    reads: list[Path] = []
+    real = loaders.load_file
+    monkeypatch.setattr(loaders, "load_file", lambda path, *a, **k: reads.append(path) or real(path, *a, **k))
+    assert stale_sources(opened, hits) == [] and len(reads) == 1
+    assert stale_sources(opened, hits) == [] and len(reads) == 1  # remembered: not read again
+    (docs / "leave.md").write_text("# Leave\n\nEmployees get 30 days of annual leave.\n")
+    assert [s.status for s in stale_sources(opened, hits)] == ["changed"] and len(reads) == 2
+
+
+def test_ragline_index_records_the_files_it_loaded_as_fresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    """A search right after `ragline index` trusts the signatures taken at load; an edit is still seen."""
+    from ragline import freshness
+    from ragline.ingest import loaders
+
+    monkeypatch.setattr(freshness.VerifiedFiles, "RACY_SECONDS", 0.0)  # the files were written just now
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "leave.md").write_text("# Leave\n\nEmployees get 25 days of annual leave.\n")
+    index = str(tmp_path / "idx")
+    assert _run(capsys, "index", str(docs), "--index", index, "--embedder", "none")[0] == 0
+    reads: list[Path] = []
+    real = loaders.load_file
+    monkeypatch.setattr(loaders, "load_file", lambda path, *a, **k: reads.append(path) or real(path, *a, **k))
+    opened = Index.open(index)
+    hits = opened.search("annual leave", 1)
+    assert stale_sources(opened, hits) == [] and reads == []
+    (docs / "leave.md").write_text("# Leave\n\nEmployees get 30 days of annual leave.\n")
+    assert [s.status for s in stale_sources(opened, hits)] == ["changed"] and len(reads) == 1

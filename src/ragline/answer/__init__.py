@@ -13,48 +13,50 @@ precision and recall in ``ragline.eval.citations``, the reader's calibration in 
 
 from __future__ import annotations
 
-from ragline.answer.citations import (
-    ParsedCitations,
-    check_support,
-    parse_citations,
-    strip_citations,
-    supports,
-)
-from ragline.answer.context import ORDERS, Context, Dropped, Source, approx_tokens, build_context, neutralize
-from ragline.answer.extractive import ExtractiveReader
-from ragline.answer.judge import SupportJudge, judge_messages, parse_verdict
-from ragline.answer.prompt import (
-    ABSTAIN_TEXT,
-    SYSTEM_PROMPT,
-    answer_from_response,
-    build_messages,
-    is_abstention,
-)
-from ragline.answer.support import SupportCheck, SupportVerdict, answers_question
+import importlib
+from typing import Any
 
-__all__ = [
-    "ABSTAIN_TEXT",
-    "ORDERS",
-    "SYSTEM_PROMPT",
-    "Context",
-    "Dropped",
-    "ExtractiveReader",
-    "ParsedCitations",
-    "Source",
-    "SupportCheck",
-    "SupportJudge",
-    "SupportVerdict",
-    "answers_question",
-    "answer_from_response",
-    "approx_tokens",
-    "build_context",
-    "build_messages",
-    "check_support",
-    "is_abstention",
-    "judge_messages",
-    "neutralize",
-    "parse_citations",
-    "parse_verdict",
-    "strip_citations",
-    "supports",
-]
+# Names are loaded on first use (the "lazy loading" of Scientific Python's SPEC 1): importing one
+# submodule such as ``ragline.answer.versions`` runs this file first, and ``ragline search`` should not
+# pay for the readers, the LLM client and the judge it never calls.
+_SUBMODULE_OF = {
+    "ParsedCitations": "citations",
+    "check_support": "citations",
+    "parse_citations": "citations",
+    "strip_citations": "citations",
+    "supports": "citations",
+    "ORDERS": "context",
+    "Context": "context",
+    "Dropped": "context",
+    "Source": "context",
+    "approx_tokens": "context",
+    "build_context": "context",
+    "neutralize": "context",
+    "ExtractiveReader": "extractive",
+    "SupportJudge": "judge",
+    "judge_messages": "judge",
+    "parse_verdict": "judge",
+    "ABSTAIN_TEXT": "prompt",
+    "SYSTEM_PROMPT": "prompt",
+    "answer_from_response": "prompt",
+    "build_messages": "prompt",
+    "is_abstention": "prompt",
+    "SupportCheck": "support",
+    "SupportVerdict": "support",
+    "answers_question": "support",
+}
+
+__all__ = sorted(_SUBMODULE_OF)
+
+
+def __getattr__(name: str) -> Any:
+    submodule = _SUBMODULE_OF.get(name)
+    if submodule is None:
+        raise AttributeError(f"module 'ragline.answer' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"ragline.answer.{submodule}"), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

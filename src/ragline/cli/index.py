@@ -22,7 +22,7 @@ from ragline.cli.common import (
 from ragline.cli.settings import index_settings
 from ragline.corpora.builtin import DEFAULT_INGEST
 from ragline.errors import RaglineError
-from ragline.freshness import load_source, record_source
+from ragline.freshness import VerifiedFiles, load_source, record_source
 from ragline.index import Index
 from ragline.ingest import LoadReport
 from ragline.ingest.loaders import DOCUMENT_SUFFIXES
@@ -95,8 +95,15 @@ def cmd_index(args: argparse.Namespace) -> int:
             index.commit()
         report_embeddings(index)
         info = index.info()
+        generation = getattr(index, "generation", None)
     if not store:
         record_source(path, args.source)  # for `ragline status` and the stale-source check of `ragline ask`
+        # Each file loaded is what this commit holds: the stale-source check need not re-read it.
+        if generation is not None:
+            verified = VerifiedFiles(path, generation)
+            for file, signature in getattr(loaded, "signatures", {}).items():
+                verified.remember(file, signature)
+            verified.save()
     result = {
         "index": str(path),
         "added": report.added,

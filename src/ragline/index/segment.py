@@ -179,6 +179,25 @@ class Segment:
     def __len__(self) -> int:
         return len(self.ids)
 
+    @property
+    def ann(self) -> Any:
+        """The VectorIndex over ``vectors`` (None without vectors). A segment read from disk maps the faiss
+        file when it opens and reads it here, at the first dense search, so a BM25-only reader never loads
+        faiss or the graph."""
+        mapped = self._ann_file
+        if self._ann is None and mapped is not None:
+            from ragline.index.vectors import VectorIndex
+
+            assert self.folder is not None
+            self._ann = VectorIndex.load(self.folder / "vectors.faiss", mapped[1], mapped=mapped[0])
+            self._ann_file = None
+        return self._ann
+
+    @ann.setter
+    def ann(self, value: Any) -> None:
+        self._ann = value
+        self._ann_file: tuple[mmap.mmap, str] | None = None  # set by _read: the mapped file and its config
+
     # -- building and storing -----------------------------------------------------------------------
     @classmethod
     def build(
@@ -277,10 +296,9 @@ class Segment:
         # Read now, not on first use: a merge by another writer may remove this folder while we serve.
         segment._metadata = json.loads((folder / "metadata.json").read_text("utf-8"))
         if "vectors.npy" in files:
-            from ragline.index.vectors import VectorIndex
-
             segment.vectors = np.load(folder / "vectors.npy", mmap_mode="r")
-            segment.ann = VectorIndex.load(folder / "vectors.faiss", vector_index)
+            with open(folder / "vectors.faiss", "rb") as fh:
+                segment._ann_file = (mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ), vector_index)
         with open(folder / "docs.jsonl", "rb") as fh:
             # The mapping outlives an unlink by a later merge, so an open reader keeps working.
             segment._map = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if segment._offsets[-1] else None

@@ -31,14 +31,14 @@ import contextlib
 import dataclasses
 import logging
 import math
+import mmap
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import faiss
 import numpy as np
 
 from ragline.errors import ConfigError, CorruptIndexError, IndexMismatchError
@@ -53,6 +53,10 @@ from ragline.index.vector_config import (
     as_config,
     require_int,
 )
+from ragline.lazy import lazy_module
+
+# Loaded at the first faiss call: a BM25-only search opens an index without paying for faiss.
+faiss = lazy_module("faiss")
 
 logger = logging.getLogger(__name__)
 
@@ -89,6 +93,19 @@ def omp_threads(threads: int | None) -> Iterator[None]:
     finally:
         faiss.omp_set_num_threads(previous)
 
+
+
+def _reader(mapped: mmap.mmap) -> Callable[[int], bytes]:
+    """A read callback over ``mapped`` from its start, for ``faiss.PyCallbackIOReader``."""
+    position = 0
+
+    def read(size: int) -> bytes:
+        nonlocal position
+        chunk = mapped[position : position + size]
+        position += len(chunk)
+        return chunk
+
+    return read
 
 def _default_pq_m(dim: int) -> int:
     target = max(1, dim // 4)
@@ -381,18 +398,25 @@ class VectorIndex:
         fsync_directory(target.parent)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], config: VectorIndexConfig | str | None = None) -> VectorIndex:
+    def load(
+        cls,
+        path: str | os.PathLike[str],
+        config: VectorIndexConfig | str | None = None,
+        mapped: mmap.mmap | None = None,
+    ) -> VectorIndex:
         """Read an index written by :meth:`save`.
 
         The structure (kind, dimension, m, nlist, PQ) comes from the file; ``config`` supplies the search
         settings (ef_search, nprobe, exact_search_below, threads) and must name the same kind, or an IVF
-        kind for a file that fell back to flat.
+        kind for a file that fell back to flat. ``mapped``: the file's bytes, mapped earlier (a segment maps
+        the file when it opens and reads it at its first dense search; the mapping outlives a merge's
+        unlink), streamed to faiss without a second copy.
         """
         config = as_config(config)
-        if not Path(path).is_file():
+        if mapped is None and not Path(path).is_file():
             raise CorruptIndexError(f"{path}: vector index file is missing")
         try:
-            index = faiss.read_index(os.fspath(path))
+            index = faiss.read_index(os.fspath(path) if mapped is None else faiss.PyCallbackIOReader(_reader(mapped)))
         except RuntimeError as error:
             raise CorruptIndexError(f"{path}: not a readable faiss index ({error})") from None
         kind = _kind_of(index)

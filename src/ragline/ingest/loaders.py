@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ragline.errors import InputError, MetadataError
+from ragline.fsutil import stat_signature
 from ragline.ingest.files import (
     DEFAULT_MAX_BYTES,
     SIDECAR_SUFFIX,
@@ -84,6 +85,8 @@ class LoadReport:
     errors: list[InputError] = field(default_factory=list)
     keep: KeptIds = field(default_factory=KeptIds)
     unsupported: dict[str, int] = field(default_factory=dict)  # suffix ("" for none) -> files
+    # resolved path -> stat signature taken before the file was read, for each file loaded (freshness)
+    signatures: dict[str, list[int]] = field(default_factory=dict)
 
 
 def iter_jsonl(path: str | Path, errors: list[InputError] | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -198,13 +201,24 @@ def load_folder(
         if on_file:
             on_file(path)
         try:
-            report.documents.append(load_file(path, relative, max_bytes))
+            _load_into(report, path, relative, max_bytes)
         except MetadataError as error:
             report.errors.append(error)  # fail closed: not kept, the earlier version is removed
         except InputError as error:
             report.errors.append(error)
             report.keep.ids.add(document_id(relative))
     return report
+
+
+def _load_into(report: LoadReport, path: Path, relative: Path, max_bytes: int) -> None:
+    """Load one file into ``report``, with its stat signature as it was before the read."""
+    try:
+        signature = stat_signature(path)
+    except OSError:
+        signature = None  # load_file reports why it cannot be read
+    report.documents.append(load_file(path, relative, max_bytes))
+    if signature is not None:
+        report.signatures[str(path.resolve())] = signature
 
 
 def load_path(
@@ -223,7 +237,7 @@ def load_path(
     if source.suffix.lower() not in DOCUMENT_SUFFIXES:
         raise InputError(str(source), f"unsupported file type {source.suffix or '(none)'!r}; {supported_formats()}")
     try:
-        report.documents.append(load_file(source, relative, max_bytes))
+        _load_into(report, source, relative, max_bytes)
     except MetadataError as error:
         report.errors.append(error)
     except InputError as error:
