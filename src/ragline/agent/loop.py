@@ -63,7 +63,7 @@ from ragline.retrieve.registry import build_retriever, needs_embeddings
 from ragline.types import Answer, Hit
 
 POLICIES = ("read", "abstain")
-# The hop check's term coverage: the answer check's calibrated value. On the Orrin and countries training
+# The hop check's term coverage: the answer check's calibrated value. On the two built-in corpora's training
 # worlds every value from 0.8 to 1.0 kept all right bridges and rejected the most wrong ones (BENCHMARKS.md
 # "Agent"); lower values let through more wrong ones.
 HOP_COVERAGE = MIN_COVERAGE
@@ -237,18 +237,18 @@ class MultiHopAgent:
             if capped:
                 stop = capped
                 break
-            if checked and verified is None:
-                stop = f"hop {hop_n + 1}: no answer to {asked!r} that its passages support " \
-                       f"(after {s.retries} retries)"  # fmt: skip
-                trace.stop_reason = stop
-                trace.step("stop", hop=hop_n + 1, observation=stop)
-                return self._abstain(stop, trace), build_context(_renumber([*per_hop, hits]), s.budget)
             if grade < s.threshold and s.policy == "abstain":
                 stop = f"hop {hop_n + 1}: best grade {grade:.3f} stayed below the threshold {s.threshold} " \
                        f"after {s.retries} retries (policy: abstain)"  # fmt: skip
                 trace.stop_reason = stop
                 trace.step("stop", hop=hop_n + 1, observation=stop)
                 return self._abstain(stop, trace), build_context(_renumber(per_hop), s.budget)
+            if checked and verified is None:
+                stop = f"hop {hop_n + 1}: no answer to {asked!r} that its passages support " \
+                       f"(after {s.retries} retries)"  # fmt: skip
+                trace.stop_reason = stop
+                trace.step("stop", hop=hop_n + 1, observation=stop)
+                return self._abstain(stop, trace), build_context(_renumber([*per_hop, hits]), s.budget)
             evidence += hits
             per_hop.append(hits)
             seen |= {document_id(h) for h in hits}
@@ -337,7 +337,7 @@ class MultiHopAgent:
         """The best bridge candidate whose sentence supports it as the answer to ``asked``, or None.
 
         Candidates are read from the hits' whole sentences: a chunk cut mid-sentence ("... maintained by
-        the Line Crew") would offer a part of a name, or a sentence without the code it is about.
+        the Blue") would offer a part of a name, or a sentence without the code it is about.
         """
         whole = [_sentence_lines(self.whole.expand(asked, [hit])[0]) for hit in hits]
         found = bridge_candidates(asked, head or "", whole, self.analyze)
