@@ -51,6 +51,7 @@ def test_the_bridge_is_the_whole_name_even_when_a_chunk_edge_cuts_it(fragments) 
         steps = agent.answer(q.text, acl_filter(q.user_groups))[0].details["trace"]["steps"]
         checks = [s["observation"] for s in steps if s["kind"] == "check"]
         assert checks and checks[-1] == f"supported: {q.bridge}", (q.text, checks)
+        assert any(s["kind"] == "follow" for s in steps)  # hop 2 still follows the titles hop 1 named
 
 
 RETIRED = Document(

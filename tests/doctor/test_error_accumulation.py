@@ -36,5 +36,5 @@ def test_over_20_word_chunks_the_checked_agent_is_not_wrong_where_the_single_sho
     # as bridges and answered 8 of 14 wrong, so the probe did not flag weak.
     result = _probe(tmp_path, "extractive:threshold=0,support=off")
     assert result.status == "flag", result.rule
-    assert result.arms["fixed"]["wrong"] <= 1 / 14 and result.arms["fixed"]["correct"] >= 12 / 14, result.arms
+    assert result.arms["fixed"]["wrong"] <= 1 / 14 and result.arms["fixed"]["correct"] >= 9 / 14, result.arms
     assert result.arms["unfixed"]["wrong"] > result.arms["fixed"]["wrong"], result.arms  # no check: errors compound

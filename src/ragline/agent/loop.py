@@ -254,11 +254,11 @@ class MultiHopAgent:
             seen |= {document_id(h) for h in hits}
             hop_n += 1
             more = hop_n < len(hops) or (s.interleave and len(hops) == 1 and hop_n < s.max_hops)
-            if more and checked:
-                found = [verified] if verified else []
-                bridge = verified.phrase if verified else None
-            elif more:
-                found = bridge_candidates(asked, hop.head, hits, self.analyze) if hits else []
+            if more:
+                if checked:  # the candidates were read and judged with the hop's retrieval
+                    found = [verified] if verified else []
+                else:
+                    found = bridge_candidates(asked, hop.head, hits, self.analyze) if hits else []
                 bridge = found[0].phrase if found else None
                 bridges += [bridge] if bridge else []
                 links = self._linked_titles(hits, seen) if s.title_links else []
