@@ -19,7 +19,8 @@ that the previous hop's passages name (``decompose.TitleLinks``), one new passag
 title as its query; the hop's sub-question fills the rest of its ``hop_k``.
 ``hop_check=true`` is the self-check of a decomposed hop's answer: its bridge must be supported by
 the sentence it was read from (``ragline.answer.support.SupportCheck`` with term coverage
-``hop_coverage``: the sentence carries the sub-question, its codes and names included), else a name
+``hop_coverage``: the sentence carries the sub-question, its codes and names included, all but the
+head noun, which names the bridge's kind), else a name
 of another thing (a neighbouring record's team, a name cut at a chunk's edge) would fill the next
 hop and the error would compound. Candidates are read from the passages' whole sentences (a chunk's
 cut sentences completed from its neighbouring chunks of the same document, which the caller may
@@ -244,8 +245,7 @@ class MultiHopAgent:
                 trace.step("stop", hop=hop_n + 1, observation=stop)
                 return self._abstain(stop, trace), build_context(_renumber(per_hop), s.budget)
             if checked and verified is None:
-                stop = f"hop {hop_n + 1}: no answer to {asked!r} that its passages support " \
-                       f"(after {s.retries} retries)"  # fmt: skip
+                stop = f"hop {hop_n + 1}: no retrieved sentence supports an answer to {asked!r} (hop check)"
                 trace.stop_reason = stop
                 trace.step("stop", hop=hop_n + 1, observation=stop)
                 return self._abstain(stop, trace), build_context(_renumber([*per_hop, hits]), s.budget)
@@ -307,6 +307,7 @@ class MultiHopAgent:
         linked = linked or []
         best: tuple[list[Hit], float, Bridge | None] = (linked, -1.0, None)
         attempts = _attempts(query, len(self.rungs), s.retries, self.analyze)
+        why = ""
         for attempt, (text, rung) in enumerate(attempts):
             capped = self._capped(trace)
             if capped:
@@ -324,13 +325,15 @@ class MultiHopAgent:
             grade = max(grades, default=0.0)
             kind = "retrieve" if attempt == 0 else "escalate"
             trace.step(kind, hop=hop_n + 1, query=text, retriever=name, hits=hits, grade=grade,
-                       thought="" if attempt == 0 else f"previous grade below {s.threshold}",
+                       thought=why,
                        cost=Cost(retrievals=1, seconds=round(time.perf_counter() - started, 4)))  # fmt: skip
             verified = self._checked_bridge(query, head, linked + hits, hop_n, trace) if head is not None else None
             if (head is None or verified is not None, grade) > (head is None or best[2] is not None, best[1]):
                 best = (linked + hits, grade, verified)
             if grade >= s.threshold and (head is None or verified is not None):
                 break
+            why = f"previous grade below {s.threshold}" if grade < s.threshold else \
+                "no previous passage supports an answer (hop check)"  # fmt: skip
         return best[0], max(best[1], 0.0), "", best[2]
 
     def _checked_bridge(self, asked: str, head: str | None, hits: list[Hit], hop_n: int, trace: Trace) -> Bridge | None:
