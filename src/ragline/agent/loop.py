@@ -17,6 +17,15 @@ are then interleaved; the reader is first asked the last sub-question with the b
 ``title_links=true`` makes every later hop first follow links: the titles of other documents
 that the previous hop's passages name (``decompose.TitleLinks``), one new passage per title, the
 title as its query; the hop's sub-question fills the rest of its ``hop_k``.
+``hop_check=true`` is the self-check of a decomposed hop's answer: its bridge must be supported by
+the sentence it was read from (``ragline.answer.support.SupportCheck`` with term coverage
+``hop_coverage``: the sentence carries the sub-question, its codes and names included, all but the
+head noun, which names the bridge's kind), else a name
+of another thing (a neighbouring record's team, a name cut at a chunk's edge) would fill the next
+hop and the error would compound. Candidates are read from the passages' whole sentences (a chunk's
+cut sentences completed from its neighbouring chunks of the same document, which the caller may
+read as they may read the chunk). A hop with no supported bridge escalates like a low grade; when
+no attempt yields one, the agent abstains and says why.
 
 Registered as the reader ``agent`` (``[read] reader = "agent:max_hops=3,threshold=0.4"``): it
 declares ``retrieves = True`` and answers with ``answer(question, filter)``, returning the answer
@@ -27,22 +36,38 @@ show them what they may not see.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from ragline.agent.decompose import BRIDGE, Hop, LLMDecomposer, RuleDecomposer, TitleLinks, bridge_candidates
+from ragline.agent.decompose import (
+    BRIDGE,
+    Bridge,
+    Hop,
+    LLMDecomposer,
+    RuleDecomposer,
+    TitleLinks,
+    bridge_candidates,
+)
 from ragline.agent.trace import Cost, Trace
 from ragline.answer.context import Context, approx_tokens, build_context, document_id
+from ragline.answer.support import MIN_COVERAGE, SupportCheck
 from ragline.components import build, register
 from ragline.errors import ConfigError
 from ragline.index.filters import FilterLike
+from ragline.ingest.chunkers import split_sentences
 from ragline.retrieve.base import empty_query_reason
+from ragline.retrieve.expand import SmallToBigExpander
 from ragline.retrieve.registry import build_retriever, needs_embeddings
 from ragline.types import Answer, Hit
 
 POLICIES = ("read", "abstain")
+# The hop check's term coverage: the answer check's calibrated value. On the two built-in corpora's training
+# worlds every value from 0.8 to 1.0 kept all right bridges and rejected the most wrong ones (BENCHMARKS.md
+# "Agent"); lower values let through more wrong ones.
+HOP_COVERAGE = MIN_COVERAGE
 FIRST_HOPS = ("subquestion", "question")
 
 
@@ -64,6 +89,8 @@ class AgentSettings:
     first_hop: str = "subquestion"  # subquestion: hop 1 asks the decomposer's first clause; question: the whole
     interleave: bool = True  # bridge further hops from what was read when the question does not decompose
     title_links: bool = True  # an interleaved hop first looks up the documents whose titles the last hop named
+    hop_check: bool = True  # a decomposed hop's bridge must be supported by its sentence, else escalate / abstain
+    hop_coverage: float = HOP_COVERAGE  # the support check's term coverage for a hop's bridge
     reader: str = "extractive"
     budget: int = 1500  # context tokens
     max_retrievals: int = 12
@@ -85,6 +112,8 @@ class AgentSettings:
             raise ConfigError(f"agent: hop_k must be whole numbers >= 1 (e.g. 5 or 3/2), got {self.hop_k!r}")
         if not self.ladder:
             raise ConfigError("agent: ladder needs at least one retriever spec, e.g. [bm25; hybrid]")
+        if not isinstance(self.hop_coverage, (int, float)) or not 0.0 <= self.hop_coverage <= 1.0:
+            raise ConfigError(f"agent: hop_coverage must be a number from 0 to 1, got {self.hop_coverage!r}")
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> AgentSettings:
@@ -131,6 +160,8 @@ class MultiHopAgent:
         else:
             self.decomposer = RuleDecomposer()
         self.analyze = index.settings.analyzer
+        self.check = SupportCheck(min_coverage=settings.hop_coverage, analyzer=self.analyze)
+        self.whole = SmallToBigExpander(index, "sentences", window=0)
         self._links: tuple[int, TitleLinks] | None = None
 
     # -- the reader interface ---------------------------------------------------------------------
@@ -189,15 +220,19 @@ class MultiHopAgent:
                 stop = f"passage budget of {s.budget_passages} spent"
                 break
             k = min(s.k_for(hop_n), room)
+            # A decomposed clause's answer is the bridge of the next hop: the self-check judges it.
+            checked = s.hop_check and hop_n + 1 < len(hops)
             linked: list[Hit] = []
             if hop_n > 0 and links:
                 linked = self._follow_links(links, hop_n, filter, seen, k, trace)
+            verified: Bridge | None = None
             if len(linked) < k:
-                hits, grade, capped = self._retrieve_hop(asked, hop_n, filter, seen | {document_id(h) for h in linked},
-                                                         k - len(linked), trace)  # fmt: skip
-                hits = linked + hits
+                hits, grade, capped, verified = self._retrieve_hop(
+                    asked, hop_n, filter, seen | {document_id(h) for h in linked}, k - len(linked), trace,
+                    linked, hop.head if checked else None)  # fmt: skip
             else:
                 hits, capped = linked, ""
+                verified = self._checked_bridge(asked, hop.head, hits, hop_n, trace) if checked else None
             if linked:
                 grade = max(self.grader.grade(question, hits), default=0.0)
             if capped:
@@ -209,13 +244,21 @@ class MultiHopAgent:
                 trace.stop_reason = stop
                 trace.step("stop", hop=hop_n + 1, observation=stop)
                 return self._abstain(stop, trace), build_context(_renumber(per_hop), s.budget)
+            if checked and verified is None:
+                stop = f"hop {hop_n + 1}: no retrieved sentence supports an answer to {asked!r} (hop check)"
+                trace.stop_reason = stop
+                trace.step("stop", hop=hop_n + 1, observation=stop)
+                return self._abstain(stop, trace), build_context(_renumber([*per_hop, hits]), s.budget)
             evidence += hits
             per_hop.append(hits)
             seen |= {document_id(h) for h in hits}
             hop_n += 1
             more = hop_n < len(hops) or (s.interleave and len(hops) == 1 and hop_n < s.max_hops)
             if more:
-                found = bridge_candidates(asked, hop.head, hits, self.analyze) if hits else []
+                if checked:  # the candidates were read and judged with the hop's retrieval
+                    found = [verified] if verified else []
+                else:
+                    found = bridge_candidates(asked, hop.head, hits, self.analyze) if hits else []
                 bridge = found[0].phrase if found else None
                 bridges += [bridge] if bridge else []
                 links = self._linked_titles(hits, seen) if s.title_links else []
@@ -247,16 +290,28 @@ class MultiHopAgent:
         return answer, context
 
     def _retrieve_hop(
-        self, query: str, hop_n: int, filter: FilterLike, seen: set[str], k: int, trace: Trace
-    ) -> tuple[list[Hit], float, str]:
-        """The hop's best attempt: (new hits, their grade, a cap's stop reason or "")."""
+        self,
+        query: str,
+        hop_n: int,
+        filter: FilterLike,
+        seen: set[str],
+        k: int,
+        trace: Trace,
+        linked: list[Hit] | None = None,
+        head: str | None = None,
+    ) -> tuple[list[Hit], float, str, Bridge | None]:
+        """The hop's best attempt: (``linked`` + new hits, their grade, a cap's stop reason or "", the
+        supported bridge). With a ``head`` (the hop's answer is checked), an attempt passes only when its
+        passages support a bridge, and one that does beats any that does not."""
         s = self.settings
-        best: tuple[list[Hit], float] = ([], -1.0)
+        linked = linked or []
+        best: tuple[list[Hit], float, Bridge | None] = (linked, -1.0, None)
         attempts = _attempts(query, len(self.rungs), s.retries, self.analyze)
+        why = ""
         for attempt, (text, rung) in enumerate(attempts):
             capped = self._capped(trace)
             if capped:
-                return best[0], max(best[1], 0.0), capped
+                return best[0], max(best[1], 0.0), capped, best[2]
             name, retriever, reranker = self.rungs[rung]
             started = time.perf_counter()
             if empty_query_reason(text, self.analyze):
@@ -270,13 +325,40 @@ class MultiHopAgent:
             grade = max(grades, default=0.0)
             kind = "retrieve" if attempt == 0 else "escalate"
             trace.step(kind, hop=hop_n + 1, query=text, retriever=name, hits=hits, grade=grade,
-                       thought="" if attempt == 0 else f"previous grade below {s.threshold}",
+                       thought=why,
                        cost=Cost(retrievals=1, seconds=round(time.perf_counter() - started, 4)))  # fmt: skip
-            if grade > best[1]:
-                best = (hits, grade)
-            if grade >= s.threshold:
+            verified = self._checked_bridge(query, head, linked + hits, hop_n, trace) if head is not None else None
+            if (head is None or verified is not None, grade) > (head is None or best[2] is not None, best[1]):
+                best = (linked + hits, grade, verified)
+            if grade >= s.threshold and (head is None or verified is not None):
                 break
-        return best[0], max(best[1], 0.0), ""
+            why = f"previous grade below {s.threshold}" if grade < s.threshold else \
+                "no previous passage supports an answer (hop check)"  # fmt: skip
+        return best[0], max(best[1], 0.0), "", best[2]
+
+    def _checked_bridge(self, asked: str, head: str | None, hits: list[Hit], hop_n: int, trace: Trace) -> Bridge | None:
+        """The best bridge candidate whose sentence supports it as the answer to ``asked``, or None.
+
+        Candidates are read from the hits' whole sentences: a chunk cut mid-sentence ("... maintained by
+        the Blue") would offer a part of a name, or a sentence without the code it is about.
+        """
+        whole = [_sentence_lines(self.whole.expand(asked, [hit])[0]) for hit in hits]
+        found = bridge_candidates(asked, head or "", whole, self.analyze)
+        # The head noun names the bridge's kind ("country" in "country that borders X"), as "which year"
+        # names an answer's: the sentence that gives the bridge seldom restates it.
+        claim = re.sub(rf"^\s*{re.escape(head)}\b", "", asked, flags=re.IGNORECASE) if head else asked
+        verdict = "none"
+        for candidate in found:
+            holders = [h for h in whole if candidate.name in h.text]
+            if any(self.check(claim, candidate.name, h.text, h.title) for h in holders):
+                trace.step("check", hop=hop_n + 1, query=asked, thought="is the bridge supported by its sentence?",
+                           observation=f"supported: {candidate.name}")  # fmt: skip
+                return candidate
+        if found:
+            verdict = "rejected: " + ", ".join(b.name for b in found[:3])
+        trace.step("check", hop=hop_n + 1, query=asked, thought="is the bridge supported by its sentence?",
+                   observation=verdict)  # fmt: skip
+        return None
 
     def _linked_titles(self, hits: list[Hit], seen: set[str]) -> list[str]:
         """Titles of documents not yet read that the hits name, in rank then reading order."""
@@ -335,6 +417,14 @@ def _attempts(query: str, rungs: int, retries: int, analyze: Any) -> list[tuple[
         plan.append((rewritten, 0))
     plan += [(query, rung) for rung in range(1, rungs)]
     return plan[: retries + 1]
+
+
+def _sentence_lines(hit: Hit) -> Hit:
+    """``hit`` with one sentence a line: a document rebuilt from its chunks has a line break where a
+    chunk boundary cut a sentence, and the sentence splitters of the grader and the support check end
+    a sentence at every line break (``split_sentences`` keeps hard-wrapped lines together)."""
+    lines = [" ".join(hit.text[a:b].split()) for a, b in split_sentences(hit.text)]
+    return Hit(hit.doc_id, hit.score, hit.rank, hit.title, "\n".join(lines), hit.metadata, hit.parent)
 
 
 def _renumber(per_hop: list[list[Hit]]) -> list[Hit]:
