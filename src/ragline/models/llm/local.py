@@ -15,14 +15,14 @@ and llama.cpp's prompt cache is off by default (``prompt_cache=False``). With th
 shares a prefix with the previous one skips recomputing it, and the logits then come from another batch
 shape, which can flip a near-tie: an answer would depend on which question ran before it.
 
-The prefix cache (``prefix_cache=True``, the default) saves prompt reading without that dependence. The
-part of a chat prompt that comes before the last message's text (the system message and the chat
-template's header; for a RAG reader, the rules that every question shares) is evaluated once, alone and
-from an empty context, and llama.cpp's slot state after it is saved to a file (the server's slot
-save/restore). Before every request that state is restored, so each request starts from the same KV
-entries, whatever ran before it, and the server reads only the tokens after the shared prefix. The
-answer can still differ from an uncached run in a near-tie (the rest of the prompt is read in other
-batches), but it is the same every time the same prompt is asked.
+The prefix cache (``prefix_cache=True``, the default unless ``prompt_cache`` is on) saves prompt reading
+without that dependence. The part of a chat prompt that comes before the last message's text (the system
+message and the chat template's header; for a RAG reader, the rules that every question shares) is
+evaluated once, alone and from an empty context, and llama.cpp's slot state after it is saved to a file
+(the server's slot save/restore). Before every request that state is restored, so each request starts
+from the same KV entries, whatever ran before it, and the server reads only the tokens after the shared
+prefix. The answer can still differ from an uncached run in a near-tie (the rest of the prompt is read in
+other batches), but it is the same every time the same prompt is asked.
 """
 
 from __future__ import annotations
@@ -102,7 +102,8 @@ class LocalLLM(LLM):
     :func:`default_threads`, ``n_batch_threads`` (prompt reading) to :func:`default_batch_threads`.
     ``prefix_cache`` restores one saved state of the prompt before the last message's text for every
     request (see the module's docstring); ``prompt_cache`` instead lets llama.cpp reuse whatever the
-    previous request left (faster, but answers depend on the order): at most one of the two.
+    previous request left (faster, but answers depend on the order). At most one of the two; the prefix
+    cache is on unless ``prompt_cache`` is (None: ``not prompt_cache``).
     ``timeout_s`` / ``total_timeout_s`` bound one read / one call, as in :class:`HttpLLM`.
     """
 
@@ -116,11 +117,13 @@ class LocalLLM(LLM):
         n_threads: int | None = None,
         n_batch_threads: int | None = None,
         prompt_cache: bool = False,
-        prefix_cache: bool = True,
+        prefix_cache: bool | None = None,
         timeout_s: float = 300.0,
         total_timeout_s: float = 900.0,
         startup_timeout_s: float = 120.0,
     ) -> None:
+        if prefix_cache is None:
+            prefix_cache = not prompt_cache
         if prompt_cache and prefix_cache:
             raise ConfigError(
                 "LocalLLM: prompt_cache and prefix_cache exclude each other (the first reuses what the previous "
