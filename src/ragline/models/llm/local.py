@@ -143,7 +143,9 @@ class LocalLLM(LLM):
         self.n_threads = n_threads or default_threads()
         self.n_batch_threads = n_batch_threads or default_batch_threads()
         self.prefix_cache = prefix_cache
-        self._slot_lock = threading.Lock()  # a restored prefix must stay in the slot until its request ran
+        # A restored prefix must stay in the slot until its request ran. Reentrant: a caller that asks the
+        # model again while reading a stream queues behind the stream at the server, as without the cache.
+        self._slot_lock = threading.RLock()
         self._prefix_files: OrderedDict[str, str] = OrderedDict()  # prefix digest -> its state's file name
         self._slot_dir = tempfile.TemporaryDirectory(prefix="ragline-llm-prefix-") if prefix_cache else None
 
