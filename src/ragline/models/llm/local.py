@@ -43,7 +43,14 @@ from typing import Any
 from ragline.errors import ConfigError, ModelError
 from ragline.models.embedders import sha256_file
 from ragline.models.gguf import verify_file
-from ragline.models.llm.base import DEFAULT_MAX_TOKENS, DEFAULT_TOP_LOGPROBS, LLM, Message, TopLogprobs
+from ragline.models.llm.base import (
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_TOP_LOGPROBS,
+    LLM,
+    Message,
+    TopLogprobs,
+    check_messages,
+)
 from ragline.models.llm.http import HttpLLM, require_httpx
 
 DEFAULT_CONTEXT = 8192  # tokens; a RAG prompt with 10 passages needs 2-4 k
@@ -255,9 +262,10 @@ class LocalLLM(LLM):
     @contextmanager
     def _prompt_state(self, messages: Sequence[Message]) -> Iterator[None]:
         """Hold the slot, with the saved state of ``messages``' shared prefix restored into it (prefix cache)."""
-        if not self.prefix_cache or not messages:
+        if not self.prefix_cache:
             yield
             return
+        check_messages(messages)  # a malformed request fails here as without the cache, before any prefix is read
         with self._slot_lock:
             self._slot_action("restore", self._prefix_state(messages))
             yield
