@@ -172,6 +172,7 @@ def main() -> None:
                 + ", ".join(
                     f"{n} {r[-1]['ttft_s']:.2f}/{r[-1]['total_s']:.2f}s {r[-1]['outcome']}" for n, r in runs.items()
                 )
+                + f"; {len({r[-1]['answer'] for n, r in runs.items() if n.startswith('llm')})} distinct LLM answers"
             )
         llm = llms["llm_batch_all"]
         prompt_tokens = {
