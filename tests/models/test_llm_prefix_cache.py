@@ -57,6 +57,18 @@ def test_the_two_prompt_caches_exclude_each_other() -> None:
 
 @pytest.mark.models
 def test_an_answer_does_not_depend_on_the_questions_before_it(cached: LocalLLM) -> None:
+    answers_do_not_depend_on_earlier_questions(cached)
+
+
+@pytest.mark.models
+@pytest.mark.slow
+def test_the_default_reader_model_does_not_depend_on_earlier_questions() -> None:
+    with load_llm("local:qwen2.5-coder-0.5b", n_ctx=1024) as qwen:  # the prefix cache is the default
+        assert isinstance(qwen, LocalLLM) and qwen.prefix_cache
+        answers_do_not_depend_on_earlier_questions(qwen)
+
+
+def answers_do_not_depend_on_earlier_questions(cached: LocalLLM) -> None:
     target = rag_question(0)
     first = cached.chat(target, max_tokens=24)
     assert first
