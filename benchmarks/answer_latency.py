@@ -8,8 +8,10 @@ timings include retrieval):
 
 - ``extractive``: the span reader (no LLM); its whole answer is its first token;
 - ``llm_batch1``: the local LLM with prompt reading on 1 thread (``n_batch_threads=1``, the old default);
-- ``llm_batch_all``: the same model with prompt reading on every usable core (today's default,
-  ``default_batch_threads()``).
+- ``llm_batch_all``: the same model with prompt reading on every usable core (``default_batch_threads()``);
+- ``llm_prefix_cache``: prompt reading on every core, and the shared part of the prompt (the system rules and
+  the chat template's header) restored from one saved state per process instead of read again
+  (``prefix_cache=True``, today's default; see ``ragline.models.llm.local``). ``--no-prefix-cache`` leaves it out.
 
 With ``--compress SPEC`` (a registered compressor, ``ragline.answer.compress``: ``overlap``, ``cross``)
 one more arm per ``--compress-budget`` (default 300 tokens): the ``llm_batch_all`` model over the same
@@ -18,16 +20,20 @@ out. ``--train`` samples the Orrin training world (``TRAIN_SEED``) instead of th
 choosing a budget; ``--kept-answers`` runs no reader and counts, per budget, the answerable questions
 whose gold answer is still in the context, beside the context's tokens (p50, p90).
 
-Both LLMs generate on ``default_threads()`` threads, greedily, with no response cache and no prompt
-cache, so the two uncompressed arms' answers must be equal (``answers_equal`` per question and in total).
+Every LLM generates on ``default_threads()`` threads, greedily, with no response cache and no prompt
+cache (the first two arms with no prefix cache either), so the 1-thread and all-cores arms' answers must be
+equal (``answers_equal`` per question and in total); ``prefix_answers_equal`` compares the prefix-cache arm
+with the all-cores one.
 Time to first token is from the question to the first streamed piece of text; total is to the final
 ``Answer``. Reported per reader: p50 and p90 of both, the prompt sizes in tokens, and correct / wrong /
 abstained (``grade_question``, the gold answer contained in the reply, as ``ragline eval --match
 contains`` grades an LLM); with compression, the first-token p50 ratio of ``llm_batch_all`` over each
-compressed arm.
+compressed arm; ``prompt_parts_tokens``: the system message, the sources and the rest of the user message
+(the question and its labels), p50 and mean, to see where the prompt's tokens go.
 
     PYTHONPATH=src python benchmarks/answer_latency.py [--questions 10] [--model local:qwen2.5-coder-0.5b]
     PYTHONPATH=src python benchmarks/answer_latency.py --no-batch1 --compress overlap --compress-budget 200
+    PYTHONPATH=src python benchmarks/answer_latency.py --train --questions 20 --no-batch1
 """
 
 from __future__ import annotations
@@ -44,7 +50,7 @@ import numpy as np
 
 import ragline
 from ragline.answer.pipeline import LLMReader, RAGPipeline, Reader, build_reader
-from ragline.answer.prompt import build_messages
+from ragline.answer.prompt import SYSTEM_PROMPT, build_messages
 from ragline.config import PipelineConfig
 from ragline.corpora.builtin import orrin_index
 from ragline.corpora.orrin import DEFAULT_SEED, TRAIN_SEED
@@ -111,6 +117,7 @@ def main() -> None:
     parser.add_argument("--compress", metavar="SPEC", help="add compressed LLM arms with this compressor")
     parser.add_argument("--compress-budget", default="300", help="their budgets in tokens, comma-separated (300)")
     parser.add_argument("--no-batch1", action="store_true", help="leave out the 1-thread prompt-reading arm")
+    parser.add_argument("--no-prefix-cache", action="store_true", help="leave out the prefix-cache arm")
     parser.add_argument("--train", action="store_true", help="the Orrin training world (for choosing settings)")
     parser.add_argument(
         "--kept-answers",
@@ -134,9 +141,11 @@ def main() -> None:
         print_result(kept_answers(corpus.questions, pipelines, seed), args.output)
         return
     all_cores = default_batch_threads()
-    llms = {"llm_batch_all": load_llm(args.model, n_batch_threads=all_cores)}
+    llms = {"llm_batch_all": load_llm(args.model, n_batch_threads=all_cores, prefix_cache=False)}
     if not args.no_batch1:
-        llms["llm_batch1"] = load_llm(args.model, n_batch_threads=1)
+        llms["llm_batch1"] = load_llm(args.model, n_batch_threads=1, prefix_cache=False)
+    if not args.no_prefix_cache:
+        llms["llm_prefix_cache"] = load_llm(args.model, n_batch_threads=all_cores, prefix_cache=True)
     readers: dict[str, Reader] = {"extractive": build_reader("extractive")}
     readers |= {name: LLMReader(llm=llm, max_tokens=args.max_tokens) for name, llm in llms.items()}
     # arm name -> (pipeline, reader): the compressed arms share today's default model (all cores)
@@ -147,6 +156,7 @@ def main() -> None:
         for arm_pipeline, reader in arms.values():
             timed_answer(arm_pipeline, reader, questions[0])
         runs: dict[str, list[dict[str, Any]]] = {name: [] for name in arms}
+        loads = [os.getloadavg()[0]]  # the 1-minute load average before the first question and after each
         for i, question in enumerate(questions, start=1):
             names = list(arms)
             names = names[i % len(names) :] + names[: i % len(names)]  # each arm goes first in turn
@@ -156,11 +166,13 @@ def main() -> None:
                 runs[name][-1]["outcome"] = grade_question(
                     question, runs[name][-1]["answer_obj"], runs[name][-1]["context"], match="contains"
                 ).outcome
+            loads.append(os.getloadavg()[0])
             log(
                 f"question {i}/{len(questions)}: "
                 + ", ".join(
                     f"{n} {r[-1]['ttft_s']:.2f}/{r[-1]['total_s']:.2f}s {r[-1]['outcome']}" for n, r in runs.items()
                 )
+                + f"; {len({r[-1]['answer'] for n, r in runs.items() if n.startswith('llm')})} distinct LLM answers"
             )
         llm = llms["llm_batch_all"]
         prompt_tokens = {
@@ -171,6 +183,13 @@ def main() -> None:
             for name, rows in runs.items()
             if name.startswith("llm")
         }
+        parts = {"system": [], "sources": [], "question_and_labels": []}
+        for q, r in zip(questions, runs["llm_batch_all"]):
+            system, user = (llm.count_tokens(m["content"]) for m in build_messages(q.text, r["context"]))
+            sources = llm.count_tokens(r["context"].text) if r["context"].sources else 0
+            parts["system"].append(system)
+            parts["sources"].append(sources)
+            parts["question_and_labels"].append(user - sources)
         model_id = llm.id
     finally:
         for llm in llms.values():
@@ -187,12 +206,18 @@ def main() -> None:
         "model": model_id,
         "max_tokens": args.max_tokens,
         "generation_threads": default_threads(),
-        "batch_threads": {"llm_batch_all": all_cores} | ({} if args.no_batch1 else {"llm_batch1": 1}),
+        "batch_threads": {"llm_batch_all": all_cores}
+        | ({} if args.no_batch1 else {"llm_batch1": 1})
+        | ({} if args.no_prefix_cache else {"llm_prefix_cache": all_cores}),
         "compressor": args.compress,
         "prompt_tokens": {
             name: percentiles(tokens) | {"mean": round(float(np.mean(tokens)), 1)}
             for name, tokens in prompt_tokens.items()
         },
+        "prompt_parts_tokens": {
+            name: percentiles(tokens) | {"mean": round(float(np.mean(tokens)), 1)} for name, tokens in parts.items()
+        },
+        "system_prompt_chars": len(SYSTEM_PROMPT),
         "readers": {
             name: {
                 "ttft_s": percentiles([r["ttft_s"] for r in rows]),
@@ -211,6 +236,17 @@ def main() -> None:
             "answers_equal_per_question": equal,
             "ttft_p50_ratio_batch1_over_all": round(ttft_p50("llm_batch1") / ttft_p50("llm_batch_all"), 3),
         }
+    if not args.no_prefix_cache:
+        equal = [a["answer"] == b["answer"] for a, b in zip(runs["llm_prefix_cache"], runs["llm_batch_all"])]
+        result |= {
+            "prefix_answers_equal": all(equal),
+            "prefix_answers_equal_per_question": equal,
+            "ttft_p50_ratio_all_over_prefix_cache": round(ttft_p50("llm_batch_all") / ttft_p50("llm_prefix_cache"), 3),
+        }
+        if not args.no_batch1:
+            result["ttft_p50_ratio_batch1_over_prefix_cache"] = round(
+                ttft_p50("llm_batch1") / ttft_p50("llm_prefix_cache"), 3
+            )
     for tag in pipelines:
         if tag:
             result[f"ttft_p50_ratio_all_over{tag}"] = round(ttft_p50("llm_batch_all") / ttft_p50(f"llm{tag}"), 3)
@@ -219,6 +255,7 @@ def main() -> None:
         "python": platform.python_version(),
         "cores": len(os.sched_getaffinity(0)),
         "load_average": os.getloadavg(),
+        "load_average_1min_during": {"min": round(min(loads), 2), "max": round(max(loads), 2)},
     }
     print_result(result, args.output)
 

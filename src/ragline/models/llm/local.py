@@ -14,24 +14,47 @@ Determinism: one request is decoded at a time (``n_parallel=1``), decoding is gr
 and llama.cpp's prompt cache is off by default (``prompt_cache=False``). With the cache on, a prompt that
 shares a prefix with the previous one skips recomputing it, and the logits then come from another batch
 shape, which can flip a near-tie: an answer would depend on which question ran before it.
+
+The prefix cache (``prefix_cache=True``, the default unless ``prompt_cache`` is on) saves prompt reading
+without that dependence. The part of a chat prompt that comes before the last message's text (the system
+message and the chat template's header; for a RAG reader, the rules that every question shares) is
+evaluated once, alone and from an empty context, and llama.cpp's slot state after it is saved to a file
+(the server's slot save/restore). Before every request that state is restored, so each request starts
+from the same KV entries, whatever ran before it, and the server reads only the tokens after the shared
+prefix. The answer can still differ from an uncached run in a near-tie (the rest of the prompt is read in
+other batches), but it is the same every time the same prompt is asked.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import secrets
+import tempfile
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ragline.errors import ModelError
+from ragline.errors import ConfigError, ModelError
 from ragline.models.embedders import sha256_file
 from ragline.models.gguf import verify_file
-from ragline.models.llm.base import DEFAULT_MAX_TOKENS, DEFAULT_TOP_LOGPROBS, LLM, Message, TopLogprobs
+from ragline.models.llm.base import (
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_TOP_LOGPROBS,
+    LLM,
+    Message,
+    TopLogprobs,
+    check_messages,
+)
 from ragline.models.llm.http import HttpLLM, require_httpx
 
 DEFAULT_CONTEXT = 8192  # tokens; a RAG prompt with 10 passages needs 2-4 k
+MAX_PREFIX_STATES = 8  # saved prompt prefixes kept per model (~12 KB per token each for Qwen2.5-0.5B)
 
 
 def _cpu_count() -> int:
@@ -84,6 +107,10 @@ class LocalLLM(LLM):
     ``expected_sha256`` (when given) is checked before loading. ``n_ctx`` is the context in tokens
     (prompt and reply together; 0 = the model's own). ``n_threads`` (generation) defaults to
     :func:`default_threads`, ``n_batch_threads`` (prompt reading) to :func:`default_batch_threads`.
+    ``prefix_cache`` restores one saved state of the prompt before the last message's text for every
+    request (see the module's docstring); ``prompt_cache`` instead lets llama.cpp reuse whatever the
+    previous request left (faster, but answers depend on the order). At most one of the two; the prefix
+    cache is on unless ``prompt_cache`` is (None: ``not prompt_cache``).
     ``timeout_s`` / ``total_timeout_s`` bound one read / one call, as in :class:`HttpLLM`.
     """
 
@@ -97,10 +124,18 @@ class LocalLLM(LLM):
         n_threads: int | None = None,
         n_batch_threads: int | None = None,
         prompt_cache: bool = False,
+        prefix_cache: bool | None = None,
         timeout_s: float = 300.0,
         total_timeout_s: float = 900.0,
         startup_timeout_s: float = 120.0,
     ) -> None:
+        if prefix_cache is None:
+            prefix_cache = not prompt_cache
+        if prompt_cache and prefix_cache:
+            raise ConfigError(
+                "LocalLLM: prompt_cache and prefix_cache exclude each other (the first reuses what the previous "
+                "request left, the second restores one saved prefix before each request): turn one off"
+            )
         path = Path(model_path).expanduser().resolve()
         if expected_sha256:
             verify_file(path, expected_sha256)
@@ -114,6 +149,12 @@ class LocalLLM(LLM):
         self.n_ctx = n_ctx
         self.n_threads = n_threads or default_threads()
         self.n_batch_threads = n_batch_threads or default_batch_threads()
+        self.prefix_cache = prefix_cache
+        # A restored prefix must stay in the slot until its request ran. Reentrant: a caller that asks the
+        # model again while reading a stream queues behind the stream at the server, as without the cache.
+        self._slot_lock = threading.RLock()
+        self._prefix_files: OrderedDict[str, str] = OrderedDict()  # prefix digest -> its state's file name
+        self._slot_dir = tempfile.TemporaryDirectory(prefix="ragline-llm-prefix-") if prefix_cache else None
 
         xllamacpp = import_xllamacpp()
         params = xllamacpp.CommonParams()
@@ -129,6 +170,12 @@ class LocalLLM(LLM):
         params.api_keys = [key]
         params.ui = False
         params.verbosity = 0  # llama.cpp logs every request on stderr otherwise
+        if self._slot_dir is not None:
+            params.slot_save_path = self._slot_dir.name + os.sep  # the server appends the file name as it is
+            # The server's RAM prompt cache keeps the states of earlier requests for reuse: exactly what the
+            # prefix cache must never be handed. Reuse of it was not seen with this build (the tests check that
+            # only the prefix is reused), but it is not needed here and would hold up to 8 GiB.
+            params.cache_ram_mib = 0
         try:
             self._server: Any = xllamacpp.Server(params)
         except RuntimeError as exc:
@@ -145,7 +192,8 @@ class LocalLLM(LLM):
             timeout_s=timeout_s,
             total_timeout_s=total_timeout_s,
             retries=1,  # a local server that fails twice is broken, not busy
-            extra_body={"cache_prompt": prompt_cache},
+            # with the prefix cache, the server reuses the restored prefix (and only it: see _prompt_state)
+            extra_body={"cache_prompt": prompt_cache or prefix_cache},
             model_id=self.id,
             context_tokens=n_ctx or None,  # 0: the model's own, unknown here (the server then says so)
         )
@@ -183,7 +231,9 @@ class LocalLLM(LLM):
         seed: int = 0,
         stop: str | Sequence[str] | None = None,
     ) -> str:
-        return self._client().chat(messages, max_tokens, temperature, seed, stop)
+        client = self._client()
+        with self._prompt_state(messages):
+            return client.chat(messages, max_tokens, temperature, seed, stop)
 
     def stream(
         self,
@@ -193,13 +243,63 @@ class LocalLLM(LLM):
         seed: int = 0,
         stop: str | Sequence[str] | None = None,
     ) -> Iterator[str]:
-        return self._client().stream(messages, max_tokens, temperature, seed, stop)
+        pieces = self._client().stream(messages, max_tokens, temperature, seed, stop)  # checked now, sent at next()
+        return self._streamed(messages, pieces) if self.prefix_cache else pieces
+
+    def _streamed(self, messages: Sequence[Message], pieces: Iterator[str]) -> Iterator[str]:
+        # A generator, so the prefix is restored when the request is sent and the slot stays locked until the
+        # stream ends or is closed (a caller that stops reading closes it, which releases the lock).
+        with self._prompt_state(messages):
+            yield from pieces
 
     def top_logprobs(self, messages: Sequence[Message], top: int = DEFAULT_TOP_LOGPROBS, seed: int = 0) -> TopLogprobs:
-        return self._client().top_logprobs(messages, top, seed)
+        client = self._client()
+        with self._prompt_state(messages):
+            return client.top_logprobs(messages, top, seed)
 
     def count_tokens(self, text: str) -> int:
         return self._client().count_tokens(text)
+
+    @contextmanager
+    def _prompt_state(self, messages: Sequence[Message]) -> Iterator[None]:
+        """Hold the slot, with the saved state of ``messages``' shared prefix restored into it (prefix cache)."""
+        if not self.prefix_cache:
+            yield
+            return
+        check_messages(messages)  # a malformed request fails here as without the cache, before any prefix is read
+        with self._slot_lock:
+            self._slot_action("restore", self._prefix_state(messages))
+            yield
+
+    def _prefix_state(self, messages: Sequence[Message]) -> str:
+        """The file name of the saved state of the prompt up to the last message's text (built on first use).
+
+        The prefix is rendered by the server's own chat template from the same messages with the last one's
+        text left empty, so no template is assumed here; the server reuses only the tokens that the real prompt
+        shares with it (the empty message's closing tokens are read again). It is evaluated from an erased slot,
+        never on top of another request's state, so the saved entries depend only on the prefix.
+        """
+        prefix = [*messages[:-1], {**messages[-1], "content": ""}]
+        digest = hashlib.sha256(json.dumps(prefix, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+        name = self._prefix_files.get(digest)
+        if name is not None:
+            self._prefix_files.move_to_end(digest)
+            return name
+        name = f"prefix-{digest[:32]}.bin"
+        self._slot_action("erase")
+        self._http.chat(prefix, max_tokens=1)
+        self._slot_action("save", name)
+        self._prefix_files[digest] = name
+        if len(self._prefix_files) > MAX_PREFIX_STATES:
+            _, oldest = self._prefix_files.popitem(last=False)
+            if self._slot_dir is not None:
+                Path(self._slot_dir.name, oldest).unlink(missing_ok=True)
+        return name
+
+    def _slot_action(self, action: str, filename: str | None = None) -> None:
+        """llama.cpp's ``POST /slots/0?action=save|restore|erase`` (the only slot: ``n_parallel=1``)."""
+        body = {"filename": filename} if filename else {}
+        self._http._post_json(f"/slots/0?action={action}", body, base=self.address, retries=0)
 
     def _client(self) -> HttpLLM:
         if self._server is None:
@@ -213,3 +313,6 @@ class LocalLLM(LLM):
             http.close()
         # Dropping the last reference runs the server's destructor: it stops listening and frees the model.
         self._server = None
+        slot_dir = getattr(self, "_slot_dir", None)
+        if slot_dir is not None:
+            slot_dir.cleanup()
