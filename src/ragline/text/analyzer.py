@@ -112,6 +112,8 @@ class Analyzer:
         Mapping each token through ``terms_of`` and dropping the ``None`` gives ``self(text)``. Blocks as
         in ``term_counts``: a short text is one list.
         """
+        if len(texts) == 1 and len(texts[0]) <= block_chars:
+            return [self._tokenize(self._normalize(texts[0]))]
         if sum(map(len, texts)) <= block_chars:
             return [self._tokenize(self._normalize("\n".join(texts)))]
         return [self._tokenize(self._normalize(block)) for text in texts for block in _blocks(text, block_chars)]
