@@ -75,9 +75,11 @@ class _TokenIds(dict):
         return new
 
 
-# Tokens analyzed before their ids are counted into postings: their strings (~60 bytes each) are the
-# transient memory of indexing, so a batch of documents is taken this many tokens at a time.
-ANALYSIS_CHUNK_TOKENS = 1 << 18
+# Tokens analyzed before their ids are counted into postings, a batch of documents taken this many
+# tokens at a time: their strings (~60 bytes each) are then still in the processor's cache when they
+# are numbered (16k tokens: 25% less build time on SciFact than 256k), and they are the transient
+# memory of indexing.
+ANALYSIS_CHUNK_TOKENS = 1 << 14
 
 
 @dataclass
@@ -172,16 +174,33 @@ class FieldPostings:
             pair_terms.append((keys >> 32).astype(np.int32))
             pair_rows.append((keys & 0xFFFFFFFF).astype(np.int32))
 
+        def flush() -> None:
+            nonlocal pending_tokens
+            count_pending()
+            pending.clear()
+            del pending_rows[:]
+            pending_tokens = 0
+
         for row, parts in enumerate(texts):
+            if sum(map(len, parts)) > block_chars:
+                # A large text is counted a block at a time (``term_counts``), so that its tokens never
+                # all exist at once; its terms, in order of first occurrence, then number as any others.
+                if pending:
+                    flush()
+                counts = analyzer.term_counts(*parts, block_chars=block_chars)
+                ids = np.fromiter(map(vocab.__getitem__, counts), dtype=np.int64, count=len(counts))
+                order = np.argsort(ids)
+                pair_terms.append(ids[order].astype(np.int32))
+                pair_rows.append(np.full(len(counts), row, dtype=np.int32))
+                pair_counts.append(np.fromiter(counts.values(), dtype=np.float32, count=len(counts))[order])
+                lengths.append(sum(counts.values()))
+                continue
             for piece in analyzer.token_lists(*parts, block_chars=block_chars):
                 pending.append(piece)
                 pending_rows.append(row)
                 pending_tokens += len(piece)
             if pending_tokens >= ANALYSIS_CHUNK_TOKENS:
-                count_pending()
-                pending.clear()
-                del pending_rows[:]
-                pending_tokens = 0
+                flush()
         if pending:
             count_pending()
         return cls._from_pairs(list(vocab), pair_terms, pair_rows, pair_counts, lengths)
