@@ -134,15 +134,14 @@ def build_ragline(documents: list[Document]) -> Index:
 
 def check_ragline_tokens(index: Index, doc_tokens: Sequence[Tokens]) -> None:
     """The pretokenized analyzer must give back exactly the tokens: same lengths, same vocabulary."""
-    (segment,) = index.segments
-    postings = segment.fields["body"]
+    fields = [segment.fields["body"] for segment in index.segments]  # a large commit makes several
     lengths = np.fromiter(map(len, doc_tokens), dtype=np.int64, count=len(doc_tokens))
-    if not np.array_equal(np.asarray(postings.lengths, dtype=np.int64), lengths):
+    if not np.array_equal(np.concatenate([np.asarray(f.lengths, dtype=np.int64) for f in fields]), lengths):
         raise SystemExit("ragline re-split the pretokenized text into other tokens (lengths differ)")
     vocab: set[str] = set()
     for tokens in doc_tokens:
         vocab.update(tokens)
-    if set(postings.terms) != vocab:
+    if set().union(*(f.terms for f in fields)) != vocab:
         raise SystemExit("ragline's vocabulary differs from the given tokens")
     for tokens in doc_tokens[:1000]:
         if PRETOKENIZED(" ".join(tokens)) != tokens:
@@ -196,16 +195,35 @@ def overlap(a: list[tuple[str, float]], b: list[tuple[str, float]]) -> float:
     return len(ids_a & ids_b) / max(len(ids_a), len(ids_b), 1)
 
 
-def interleaved_passes(passes: int, runs: dict[str, Callable[[], Any]]) -> dict[str, float]:
-    """Median seconds of one pass of each run; one warm-up pass each, then runs alternate pass by pass."""
+def interleaved_passes(
+    passes: int, runs: dict[str, Callable[[], Any]], cpu: dict[str, float] | None = None
+) -> dict[str, float]:
+    """Median seconds of one pass of each run; one warm-up pass each, then runs alternate pass by pass.
+
+    ``cpu``, if given, receives each run's smallest CPU time of a pass (``time.process_time``: the
+    process's CPU seconds, which time taken by other jobs on the machine does not inflate; with threads
+    it sums them).
+    """
     for run in runs.values():
         run()
     times: dict[str, list[float]] = {name: [] for name in runs}
+    cpu_times: dict[str, list[float]] = {name: [] for name in runs}
     for p in range(passes):
         for name, run in runs.items():
+            cpu_start = time.process_time()
             times[name].append(timed(run)[1])
+            cpu_times[name].append(time.process_time() - cpu_start)
         log(f"  pass {p + 1}/{passes}: " + ", ".join(f"{n} {t[-1]:.3f}s" for n, t in times.items()))
+    if cpu is not None:
+        cpu.update({name: min(t) for name, t in cpu_times.items()})
     return {name: statistics.median(t) for name, t in times.items()}
+
+
+def timed_cpu(fn: Callable[[], Any]) -> tuple[Any, float, float]:
+    """``fn()``, the seconds it took and the CPU seconds it used."""
+    cpu_start = time.process_time()
+    result, seconds = timed(fn)
+    return result, seconds, time.process_time() - cpu_start
 
 
 # -- tantivy ------------------------------------------------------------------------------------------
@@ -292,6 +310,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="a tiny run (5,000 synthetic docs, 3 passes)")
     parser.add_argument("--queries", type=int, help="use at most this many queries (synthetic: 1000)")
     parser.add_argument("--passes", type=int, default=5, help="timed passes over the queries (median reported)")
+    parser.add_argument("--build-passes", type=int, default=3, help="interleaved index builds of each system")
     parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic corpus")
     parser.add_argument("--rank-bm25-docs", type=int, default=20_000)
     parser.add_argument("--rank-bm25-queries", type=int, default=200)
@@ -316,7 +335,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parse_args(argv)
-    result: dict[str, Any] = {}
+    result: dict[str, Any] = {"load_average_start": [round(x, 2) for x in os.getloadavg()]}
 
     # Data: token lists for documents and queries.
     if args.dataset is not None:
@@ -348,26 +367,49 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     gc.freeze()
     log(f"{len(doc_tokens)} documents, {result['doc_tokens']} tokens, {len(queries)} queries")
 
-    # Index builds.
-    index, result["ragline_index_s"] = timed(lambda: build_ragline(documents))
-    _, first_query_s = timed(lambda: index.search_terms(queries[0], K))
-    result["ragline_index_ready_s"] = result["ragline_index_s"] + first_query_s
-    check_ragline_tokens(index, doc_tokens)
-    result["tokens_verified"] = True
-    result["vocab"] = len(index.segments[0].fields["body"].terms)
-    log(f"ragline: indexed in {result['ragline_index_s']:.2f}s (+{first_query_s:.2f}s first query); tokens verified")
-
+    # Index builds: --build-passes interleaved builds of each (median wall, least CPU of a pass).
     result["bm25s_jit_warmup_s"] = round(warm_bm25s_jit(), 3)
-    _, tokens_s = timed(lambda: new_bm25s().index(doc_tokens, show_progress=False))
     vocab: dict[str, int] = {}
     token_ids, result["bm25s_token_ids_s"] = timed(lambda: to_token_ids(doc_tokens, vocab))
-    retriever = new_bm25s()
-    _, ids_s = timed(lambda: retriever.index((token_ids, vocab), show_progress=False))
-    _, bm25s_first_s = timed(lambda: retriever.retrieve([queries[0]], k=K, show_progress=False, n_threads=1))
+    walls: dict[str, list[float]] = {name: [] for name in ("ragline", "ragline_ready", "tokens", "ids", "ids_ready")}
+    cpus: dict[str, list[float]] = {name: [] for name in ("ragline_ready", "ids_ready")}
+    for _ in range(args.build_passes):
+        index = retriever = None  # the previous pass's indexes are freed before the next build
+        gc.collect()
+        index, build_s, build_cpu_s = timed_cpu(lambda: build_ragline(documents))
+        _, first_query_s, first_cpu_s = timed_cpu(lambda ix=index: ix.search_terms(queries[0], K))
+        walls["ragline"].append(build_s)
+        walls["ragline_ready"].append(build_s + first_query_s)
+        cpus["ragline_ready"].append(build_cpu_s + first_cpu_s)
+        walls["tokens"].append(timed(lambda: new_bm25s().index(doc_tokens, show_progress=False))[1])
+        retriever = new_bm25s()
+        _, ids_s, ids_cpu_s = timed_cpu(lambda r=retriever: r.index((token_ids, vocab), show_progress=False))
+        _, bm25s_first_s, bm25s_first_cpu_s = timed_cpu(
+            lambda r=retriever: r.retrieve([queries[0]], k=K, show_progress=False, n_threads=1)
+        )
+        walls["ids"].append(ids_s)
+        walls["ids_ready"].append(ids_s + bm25s_first_s)
+        cpus["ids_ready"].append(ids_cpu_s + bm25s_first_cpu_s)
+    median = {name: statistics.median(t) for name, t in walls.items()}
+    result["build_passes"] = args.build_passes
+    result["ragline_index_s"] = median["ragline"]
+    result["ragline_index_ready_s"] = median["ragline_ready"]
+    result["ragline_index_ready_cpu_s"] = min(cpus["ragline_ready"])
+    check_ragline_tokens(index, doc_tokens)
+    result["tokens_verified"] = True
+    result["vocab"] = len(index.collection_stats().vocab)
+    result["ragline_segments"] = len(index.segments)
+    log(f"ragline: indexed in {result['ragline_index_s']:.2f}s, ready in {result['ragline_index_ready_s']:.2f}s")
+    tokens_s, ids_s = median["tokens"], median["ids"]
     result["bm25s_index_tokens_s"], result["bm25s_index_ids_s"] = tokens_s, ids_s
     result["bm25s_index_input"] = "token ids + vocab" if ids_s <= tokens_s else "token lists"
     result["bm25s_index_s"] = min(ids_s, tokens_s)
-    result["bm25s_index_ready_s"] = result["bm25s_index_s"] + bm25s_first_s
+    result["bm25s_index_ready_s"] = result["bm25s_index_s"] + median["ids_ready"] - median["ids"]
+    result["bm25s_index_ids_ready_cpu_s"] = min(cpus["ids_ready"])
+    result["index_ready_ratio"] = round(result["bm25s_index_ready_s"] / result["ragline_index_ready_s"], 3)
+    result["index_ready_cpu_ratio"] = round(
+        result["bm25s_index_ids_ready_cpu_s"] / result["ragline_index_ready_cpu_s"], 3
+    )
     result["bm25s_backend"] = f"{retriever.backend} (retrieve n_threads=1: serial jitted kernel)"
     log(f"bm25s: indexed from token lists in {tokens_s:.2f}s, from ids in {ids_s:.2f}s")
 
@@ -383,6 +425,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     # One query at a time, filtered, batched.
     log(f"one query at a time: {args.passes} passes of {len(queries)} queries")
+    one_cpu: dict[str, float] = {}
     one = interleaved_passes(
         args.passes,
         {
@@ -390,6 +433,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             "bm25s": lambda: [retriever.retrieve([q], k=K, show_progress=False, n_threads=1) for q in queries],
             "ragline-filtered": lambda: [index.search_terms(q, K, filter=FILTER) for q in queries],
         },
+        one_cpu,
     )
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     thread_counts = [1] + sorted({t for t in args.batch_threads if 1 < t <= usable})
@@ -404,17 +448,26 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         batch_runs[f"bm25s-batch-{t}t"] = lambda t=t: retriever.retrieve(
             queries, k=K, show_progress=False, n_threads=t
         )
-    batched = interleaved_passes(args.passes, batch_runs)
+    batched_cpu: dict[str, float] = {}
+    batched = interleaved_passes(args.passes, batch_runs, batched_cpu)
     n = len(queries)
     result["batch_verified_equal"] = True
     for t in thread_counts:
         result[f"batched_ragline_qps_{t}t"] = round(n / batched[f"ragline-batch-{t}t"], 1)
         result[f"batched_bm25s_qps_{t}t"] = round(n / batched[f"bm25s-batch-{t}t"], 1)
         result[f"batched_qps_ratio_{t}t"] = round(batched[f"bm25s-batch-{t}t"] / batched[f"ragline-batch-{t}t"], 3)
+        result[f"batched_ragline_cpu_us_{t}t"] = round(batched_cpu[f"ragline-batch-{t}t"] / n * 1e6, 2)
+        result[f"batched_bm25s_cpu_us_{t}t"] = round(batched_cpu[f"bm25s-batch-{t}t"] / n * 1e6, 2)
+        result[f"batched_cpu_ratio_{t}t"] = round(
+            batched_cpu[f"bm25s-batch-{t}t"] / batched_cpu[f"ragline-batch-{t}t"], 3
+        )
     result |= {
         "ragline_qps": round(n / one["ragline"], 1),
         "bm25s_qps": round(n / one["bm25s"], 1),
         "qps_ratio": round(one["bm25s"] / one["ragline"], 3),
+        "ragline_cpu_us": round(one_cpu["ragline"] / n * 1e6, 2),
+        "bm25s_cpu_us": round(one_cpu["bm25s"] / n * 1e6, 2),
+        "cpu_ratio": round(one_cpu["bm25s"] / one_cpu["ragline"], 3),
         "looped_ragline_qps": round(n / batched["ragline-loop"], 1),
         "filter": FILTER,
         "filtered_qps": round(n / one["ragline-filtered"], 1),

@@ -122,14 +122,20 @@ def search_terms(
     if k <= 0:
         return []
     gids = _term_ids(scorer, terms)
-    if not _use_compiled(lambda: _postings_of(segments, fields, scorer, gids)):
+    if _state["kernels"] is None and not _use_compiled(lambda: _postings_of(segments, fields, scorer, gids)):
         # Masks first: a filter that fails must fail before any score lands in the shared buffers.
         masks = [seg.filter_mask(node) if node is not None else NO_MASK for seg in segments]
         return _search_one(segments, fields, scorer, gids, k, masks, buffers, generation)
     plan = _SegmentPlan.of(segments, fields, scorer, node)  # holds the masks: made before any scoring
     if len(plan.parts) == 1 and not plan.absent:  # the common case, with the fewest steps in Python
         scores = buffers.get(generation, 0, plan.lengths[0])
-        rows, values = compiled_kernels().search_query(gids, *plan.parts[0], k, scores)
+        args = (gids, *plan.parts[0], int(k), scores)
+        if plan.search_query is None:
+            search_query = compiled_kernels().search_query
+            rows, values = search_query(*args)  # compiled (or loaded) for these argument types
+            plan.search_query = _entry_point(search_query, args)
+        else:
+            rows, values = plan.search_query(*args)
         return list(zip(repeat(0, rows.size), rows.tolist(), values.tolist()))
     return _search_compiled(plan, scorer, np.array([0, gids.size], dtype=np.int64), gids, k, buffers, generation, 1)[0]
 
@@ -170,8 +176,25 @@ def search_terms_batch(
 
 def _term_ids(scorer: BM25Scorer, terms: Sequence[str]) -> np.ndarray:
     """Collection-wide ids of the ``terms`` the index knows, in query order (repeats kept)."""
-    vocab = scorer.stats.vocab
-    return np.array([g for g in (vocab.get(t, -1) for t in terms) if g >= 0], dtype=np.int64)
+    get = scorer.stats.vocab.get
+    ids = [get(t, -1) for t in terms]
+    if -1 in ids:
+        ids = [g for g in ids if g >= 0]
+    return np.array(ids, dtype=np.int64)
+
+
+def _entry_point(dispatcher: Any, args: tuple[Any, ...]) -> Callable[..., Any]:
+    """The machine code ``dispatcher`` (a numba function) runs for arguments of the types of ``args``.
+
+    Calling it skips the dispatcher's typing of every argument on each call (a few microseconds for the
+    eleven arguments of ``search_query``); the plan holding it always passes arguments of these types.
+    Where numba does not give it, the dispatcher itself.
+    """
+    try:
+        signature = tuple(dispatcher.typeof_pyval(a) for a in args)
+        return dispatcher.overloads[signature].entry_point
+    except (AttributeError, KeyError):
+        return dispatcher
 
 
 def _batch_term_ids(scorer: BM25Scorer, queries: Sequence[Sequence[str]]) -> tuple[np.ndarray, np.ndarray]:
@@ -192,6 +215,7 @@ class _SegmentPlan:
     def __init__(self, parts: list[tuple[Any, ...]], lengths: list[int], absent: bool) -> None:
         self.parts, self.lengths = parts, lengths  # per segment: the kernel's arguments, the rows
         self.absent = absent  # do matching rows earn a score for query terms they lack (bm25l, bm25+)?
+        self.search_query: Callable[..., Any] | None = None  # ``kernels.search_query`` for these parts' types
 
     @classmethod
     def of(
@@ -278,12 +302,22 @@ def _absent_scores(scorer: BM25Scorer, query_ptr: np.ndarray, query_gids: np.nda
 
 
 def _hits_of_one_segment(rows, values, count, absent) -> list[list[tuple[int, int, float]]]:
-    """Per query, (0, row, score) of one segment's selection (already best first)."""
+    """Per query, (0, row, score) of one segment's selection (already best first).
+
+    The tuples of all queries are made in one pass and each query's list is a slice of them: per query
+    only a slice runs, not three conversions and a zip.
+    """
     scores = values.astype(np.float64)
     if absent is not None:
         scores += absent[:, None]
-    rows_l, scores_l, zeros = rows.tolist(), scores.tolist(), [0] * rows.shape[1]
-    return [list(zip(zeros[:c], r[:c], s[:c])) for r, s, c in zip(rows_l, scores_l, count.tolist())]
+    if count.size and count.min() == rows.shape[1]:  # every query found k rows: no mask
+        found_rows, found_scores = rows.ravel().tolist(), scores.ravel().tolist()
+    else:
+        valid = np.arange(rows.shape[1])[None, :] < count[:, None]
+        found_rows, found_scores = rows[valid].tolist(), scores[valid].tolist()
+    hits = list(zip(repeat(0), found_rows, found_scores))
+    ends = np.cumsum(count).tolist()
+    return list(map(hits.__getitem__, map(slice, [0, *ends[:-1]], ends)))
 
 
 def _merge_segments(rows, values, count, absent, k: int) -> list[list[tuple[int, int, float]]]:

@@ -51,13 +51,7 @@ class CollectionStats:
         if previous is not None and extends(previous, segments, fields):
             return cls._update(previous, segments, deleted, fields)
         vocab: dict[str, int] = {}
-        l2g = [
-            {
-                f: np.array([vocab.setdefault(t, len(vocab)) for t in p.terms], dtype=np.int64)
-                for f, p in seg.fields.items()
-            }
-            for seg in segments
-        ]
+        l2g = [{f: _number_terms(vocab, p.terms) for f, p in seg.fields.items()} for seg in segments]
         g2l = [_global_to_local(seg_l2g, len(vocab)) for seg_l2g in l2g]
         df = {f: np.zeros(len(vocab), dtype=np.int64) for f in fields}
         total = dict.fromkeys(fields, 0.0)
@@ -79,12 +73,7 @@ class CollectionStats:
         vocab = dict(previous.vocab)  # a copy: searches on the previous commit still read the old one
         l2g = list(previous.l2g)
         for seg in segments[kept:]:
-            l2g.append(
-                {
-                    f: np.array([vocab.setdefault(t, len(vocab)) for t in p.terms], dtype=np.int64)
-                    for f, p in seg.fields.items()
-                }
-            )
+            l2g.append({f: _number_terms(vocab, p.terms) for f, p in seg.fields.items()})
         grown = len(vocab) - len(previous.vocab)
         g2l = [{f: np.concatenate([m, np.full(grown, -1, np.int32)]) for f, m in maps.items()} for maps in previous.g2l]
         g2l.extend(_global_to_local(seg_l2g, len(vocab)) for seg_l2g in l2g[kept:])
@@ -108,6 +97,14 @@ class CollectionStats:
         avg = {f: total[f] / n_live if n_live else 0.0 for f in fields}
         masks = [d if d.any() else NO_MASK for d in deleted]
         return cls(vocab, l2g, g2l, df, avg, n_live, masks, total, tuple(segments))
+
+
+def _number_terms(vocab: dict[str, int], terms: list[str]) -> np.ndarray:
+    """Global ids of a field's (distinct) ``terms``, numbering those ``vocab`` lacks next, in order."""
+    if not vocab:  # the first field read: every term is new, numbered in one pass in C
+        vocab.update(zip(terms, range(len(terms))))
+        return np.arange(len(terms), dtype=np.int64)
+    return np.array([vocab.setdefault(t, len(vocab)) for t in terms], dtype=np.int64)
 
 
 def _global_to_local(seg_l2g: Mapping[str, np.ndarray], n_vocab: int) -> dict[str, np.ndarray]:

@@ -36,6 +36,8 @@ from ragline.text.scripts import CJK_RUN, has_cjk
 from ragline.text.stopwords import STOPWORDS
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+# ASCII characters that are not ``\w`` (everything but letters, digits and "_"), mapped to a space.
+_ASCII_NON_WORD = str.maketrans({chr(c): " " for c in range(128) if not (chr(c).isalnum() or chr(c) == "_")})
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 # Han runs, or runs of other word characters: "使用Python进行" is three pieces, not "使用" + "python进行".
 _HAN_OR_WORD = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+|[^\W\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
@@ -104,6 +106,30 @@ class Analyzer:
                 self._count_block(block, counts)
         return counts
 
+    def token_lists(self, *texts: str, block_chars: int = BLOCK_CHARS) -> list[list[str]]:
+        """The tokens of ``"\n".join(texts)`` before stopwords and stemming, one list per block.
+
+        Mapping each token through ``terms_of`` and dropping the ``None`` gives ``self(text)``. Blocks as
+        in ``term_counts``: a short text is one list.
+        """
+        if len(texts) == 1 and len(texts[0]) <= block_chars:
+            return [self._tokenize(self._normalize(texts[0]))]
+        if sum(map(len, texts)) <= block_chars:
+            return [self._tokenize(self._normalize("\n".join(texts)))]
+        return [self._tokenize(self._normalize(block)) for text in texts for block in _blocks(text, block_chars)]
+
+    @property
+    def keeps_every_token(self) -> bool:
+        """Is every token its own term (no stopwords, no stemming, no minimum length)?"""
+        return not self._stopwords and self.stemmer is None and self.min_token_length <= 1
+
+    def terms_of(self, tokens: list[str]) -> list[str | None]:
+        """The term each of ``tokens`` (from ``token_lists``) becomes, or None where it is dropped."""
+        stop, shortest = self._stopwords, self.min_token_length
+        kept = [t for t in tokens if t not in stop and len(t) >= shortest] if stop or shortest > 1 else tokens
+        stems = dict(zip(kept, self._stem(kept) if self.stemmer is not None else kept))
+        return [stems.get(t) for t in tokens]
+
     def _normalize(self, text: str) -> str:
         text = unicodedata.normalize("NFKC", text)
         if self.lowercase:
@@ -134,10 +160,10 @@ class Analyzer:
 
     def _tokenize(self, text: str) -> list[str]:
         if self.tokenizer == "word":
-            return _WORD.findall(text)
+            return _word_tokens(text)
         if self.tokenizer == "cjk-bigram":
             if not has_cjk(text):  # the common case, checked cheaply: exactly the word tokens
-                return _WORD.findall(text)
+                return _word_tokens(text)
             return _cjk_bigram_tokens(text)
         tokens: list[str] = []
         for piece in _HAN_OR_WORD.findall(text):
@@ -188,6 +214,21 @@ class Analyzer:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Analyzer:
         return cls(**data)
+
+
+def _word_tokens(text: str) -> list[str]:
+    """``_WORD.findall(text)``, the runs of ``\\w`` characters, by faster routes where they give the same.
+
+    ASCII text: every non-word character becomes a space and ``str.split`` cuts at the spaces (whitespace
+    is never a word character). Other text split at whitespace whose every piece is alphanumeric (``\\w``
+    is alphanumeric or "_") is those pieces. Anything else goes through the regex.
+    """
+    if text.isascii():
+        return text.translate(_ASCII_NON_WORD).split()
+    pieces = text.split()
+    if all(map(str.isalnum, pieces)):
+        return pieces
+    return _WORD.findall(text)
 
 
 def _blocks(text: str, size: int) -> Iterator[str]:
