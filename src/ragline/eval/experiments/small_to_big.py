@@ -109,7 +109,7 @@ def dataset_set(path: str, limit: int | None = None) -> EvidenceSet:
 
     dataset = load_dataset(path, "test")
     if not dataset.questions:
-        raise InputError(f"{path}: small-to-big needs a questions folder (questions.jsonl with answers and "
+        raise InputError(str(path), "small-to-big needs a questions folder (questions.jsonl with answers and "
                          "supporting_ids), not a retrieval-only BEIR folder")
     documents = {d.id: d for d in dataset.corpus}
     questions, skipped = [], 0
@@ -212,7 +212,7 @@ def run_set(
                 })  # fmt: skip
     for row in rows:
         base = per_query.get(("plain", row["retriever"], row["budget_chars"]))
-        if base is None or row["arm"] == "plain":
+        if base is None or row["arm"] == "plain" or len(base) < 2:  # a paired test needs two questions
             continue
         mine = per_query[row["arm"], row["retriever"], row["budget_chars"]]
         row["vs_plain"] = {
