@@ -4,7 +4,7 @@ Usage::
 
     .venv/bin/python benchmarks/staged_retrieval.py --corpus scifact              # test split, title as context
     .venv/bin/python benchmarks/staged_retrieval.py --corpus orrin                # LLM-written chunk contexts
-    .venv/bin/python benchmarks/staged_retrieval.py --corpus scifact --rerank-sample 100
+    .venv/bin/python benchmarks/staged_retrieval.py --corpus scifact --rerank-sample 100 --scifact-docs 1000
 
 Anthropic ("Introducing Contextual Retrieval", 2024) reports the failure rate 1 - Recall@20 of each
 stage: embeddings of plain chunks, embeddings of chunks with a context prepended, the same fused with
@@ -56,6 +56,8 @@ def main() -> int:
     p.add_argument("--depth", type=int, default=50, help="candidates the cross-encoder reranks")
     p.add_argument("--weights", default="1.0,0.5", help="cross-encoder weights (1: its score alone)")
     p.add_argument("--rerank-sample", type=int, help="rerank a seeded sample of this many queries only")
+    p.add_argument("--scifact-docs", type=int, help="scifact: a sub-corpus of this many documents (every judged "
+                   "one, then a seeded sample of the others), since the plain index is embedded from scratch")
     p.add_argument("--orrin-questions", type=int, help="orrin: a seeded sample of this many questions, on a "
                    "sub-corpus of their gold documents and --orrin-distractors other documents")
     p.add_argument("--orrin-distractors", type=int, default=12)
@@ -87,11 +89,19 @@ def _scifact(args):
     from ragline.ingest.pipeline import IngestConfig, build_index
 
     dataset = load_beir(args.dataset, args.split)
+    corpus = dataset.corpus
+    if args.scifact_docs and args.scifact_docs < len(corpus):
+        # A sub-corpus: every document judged for the split's queries, then a seeded sample of the others.
+        judged = {d for qid in dataset.judged_queries for d in dataset.qrels[qid]}
+        others = sorted(d.id for d in corpus if d.id not in judged)
+        keep = judged | set(random.Random(0).sample(others, max(args.scifact_docs - len(judged), 0)))
+        corpus = [d for d in corpus if d.id in keep]
+    args.documents = len(corpus)
     settings = IndexSettings(embedder=args.embedder, vector_index="flat")
     indexes = {}
     # index_text = the abstract alone: what is embedded (and searched by BM25) loses the title.
-    plain = [replace(d, index_text=d.text) for d in dataset.corpus]
-    for name, documents in (("plain", plain), ("title", dataset.corpus)):
+    plain = [replace(d, index_text=d.text) for d in corpus]
+    for name, documents in (("plain", plain), ("title", corpus)):
         log(f"indexing {name}")
         indexes[name] = build_index(documents, IngestConfig(), settings)
     queries = [(qid, text, {d: g for d, g in dataset.qrels[qid].items()}, None)
