@@ -17,9 +17,10 @@ written to ``benchmarks/results/rerank_depth_scifact.json``, and the plot ``rera
 The model must be trained first (``ragline train reranker``; see BENCHMARKS.md, "Second stage").
 
 ``--embedder`` is the index's embedder (the dense leg of the first stage), e.g. ``trained:NAME`` from
-``ragline train embedder``; with ``--baseline-embedder`` the same first stage over an index embedded by that
-model is the baseline of a second paired test (``vs_baseline``) for the first stage and every row, since one
-``ragline eval`` run has one index and so one embedder.
+``ragline train embedder``, or ``none`` for a BM25 first stage with nothing embedded; with
+``--baseline-embedder`` the same first stage over an index embedded by that model is the baseline of a
+second paired test (``vs_baseline``) for the first stage and every row, since one ``ragline eval`` run has
+one index and so one embedder.
 """
 
 from __future__ import annotations
@@ -53,7 +54,8 @@ def main() -> int:
     p.add_argument("--split", default="test")
     p.add_argument("--first", default="hybrid", help="first-stage retriever spec (hybrid)")
     p.add_argument("--model", default="trained:scifact")
-    p.add_argument("--embedder", default="minilm", help="the index's embedder, e.g. trained:scifact-embedder")
+    p.add_argument("--embedder", default="minilm", help="the index's embedder, e.g. trained:scifact-embedder; "
+                   "none: BM25 only, nothing embedded (a first stage without a dense leg)")
     p.add_argument("--baseline-embedder", help="also compare with the first stage over this embedder's index")
     p.add_argument("--max-length", type=int, default=192)
     p.add_argument("--reranker", help="any reranker spec with a scores(query, hits) method, e.g. maxsim")
@@ -76,7 +78,8 @@ def main() -> int:
 
     dataset = load_beir(args.dataset, "train" if args.dev_slice else args.split)
     started = time.perf_counter()
-    index = build_index(dataset.corpus, IngestConfig(), IndexSettings(embedder=args.embedder))
+    embedder = None if args.embedder == "none" else args.embedder
+    index = build_index(dataset.corpus, IngestConfig(), IndexSettings(embedder=embedder))
     index_seconds = time.perf_counter() - started
     first = build("retriever", args.first, index=index)
     queries = dict(sorted(dataset.judged_queries.items()))

@@ -73,6 +73,7 @@ LAB_EXPERIMENTS = {
     "dense-transfer": ("dense_transfer", True),
     "readers": ("readers", True),
     "knowledge-update": ("knowledge_update", False),
+    "small-to-big": ("small_to_big", True),
 }
 
 
@@ -104,6 +105,9 @@ def _run_lab(args: argparse.Namespace, module: Any) -> dict[str, Any]:
 
             queries = list(load_dataset(args.dataset, "test").judged_queries.values())[: args.limit]
         return module.run(dataset_queries=queries)
+    if args.name == "small-to-big":
+        sets = [module.dataset_set(args.dataset, args.limit)] if args.dataset else [module.orrin_set(args.seed)]
+        return module.run(sets, args.embedder, retrievers=args.retriever or module.RETRIEVERS)
     if args.name == "knowledge-update":
         return module.run(llm=_llm(args), llm_questions=min(args.closed_book, 40))
     if args.name == "dense-transfer":
@@ -206,7 +210,9 @@ def add_parser(sub: Any) -> None:
         "k1 x b grids, keyword stuffing. rrf-k: RRF k swept against min-max and z-score, exclusive finds vs "
         "consensus, and one outlier BM25 score. embedding-probe: cosine of paraphrases vs near-identical codes. "
         "dense-transfer: BM25 vs dense vs hybrid on the relations the lecture holds out. readers: closed book vs "
-        "oracle vs RAG at k 1 and 5, and the k sweep. knowledge-update: edit a document, then a conflicting one.",
+        "oracle vs RAG at k 1 and 5, and the k sweep. knowledge-update: edit a document, then a conflicting one. "
+        "small-to-big: small chunks read as they are, with a sentence window or as their section, vs plain chunks, "
+        "at equal budgets: gold chunk at 1 and read vs share of the evidence in the context.",
     )
     p.add_argument("name", choices=("chunking", "lost-in-the-middle", *LAB_EXPERIMENTS))
     p.add_argument("--dataset", metavar="DIR", help="lab experiments: a BEIR or questions folder "
