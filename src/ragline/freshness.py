@@ -215,8 +215,8 @@ def weights_drift(index: Any) -> Drift | None:
     if not index.settings.embedder or not stamp.get("sha256"):
         return None
     from ragline.errors import RaglineError
-    from ragline.models.embedders import sha256_file
     from ragline.models.registry import resolve_embedder
+    from ragline.models.weights import sha256_file
 
     try:
         spec = resolve_embedder(index.settings.embedder)

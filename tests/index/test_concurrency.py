@@ -12,7 +12,8 @@ import pytest
 
 from ragline.errors import CorruptIndexError, IndexDirectoryError
 from ragline.index import Index, IndexSettings
-from ragline.index.segment import FieldPostings, Segment
+from ragline.index.postings import FieldPostings
+from ragline.index.segment import Segment
 from ragline.types import Document
 
 REPO = Path(__file__).resolve().parents[2]

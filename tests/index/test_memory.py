@@ -14,7 +14,8 @@ import pytest
 from ragline.index import BM25Params, Index, IndexSettings, store
 from ragline.index.changes import text_batches
 from ragline.index.merge import merge_postings
-from ragline.index.segment import FIELD_PARTS, FIELD_TEXT, FieldPostings, json_line_pieces
+from ragline.index.postings import FieldPostings
+from ragline.index.segment import FIELD_PARTS, FIELD_TEXT, json_line_pieces
 from ragline.ingest.chunkers import FixedChunker, word_spans
 from ragline.text import analyzer as analyzer_module
 from ragline.text.analyzer import PRESETS, Analyzer

@@ -9,8 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragline.index import segment as segment_module
-from ragline.index.segment import FIELD_PARTS, FieldPostings
+from ragline.index import postings as postings_module
+from ragline.index.postings import FieldPostings
+from ragline.index.segment import FIELD_PARTS
 from ragline.text.analyzer import PRESETS, Analyzer
 from ragline.types import Document
 
@@ -39,7 +40,7 @@ def _assert_equal(a: FieldPostings, b: FieldPostings) -> None:
 def test_analyzed_postings_are_the_postings_of_the_term_counts(
     name: str, chunk_tokens: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(segment_module, "ANALYSIS_CHUNK_TOKENS", chunk_tokens)
+    monkeypatch.setattr(postings_module, "ANALYSIS_CHUNK_TOKENS", chunk_tokens)
     analyzer = ANALYZERS[name]
     for field in ("body", "title"):
         for block_chars in (9, 1 << 20):

@@ -76,21 +76,21 @@ def test_sha256_is_remembered_across_processes_and_never_stale(tmp_path: Path, m
     import os
     import time
 
-    from ragline.models import embedders
+    from ragline.models import weights
 
     monkeypatch.setenv("RAGLINE_CACHE", str(tmp_path / "cache"))
     path = tmp_path / "weights.bin"
     path.write_bytes(b"first content")
     assert sha256_file(path) == hashlib.sha256(b"first content").hexdigest()
     assert (tmp_path / "cache" / "sha256.json").is_file()  # a new process reads it instead of hashing
-    embedders._sha256_memo.clear()
+    weights._sha256_memo.clear()
     assert sha256_file(path) == hashlib.sha256(b"first content").hexdigest()
     # Same size, mtime set back: the ctime still moves, so the edited file is hashed again.
     before = path.stat()
     time.sleep(0.05)  # past the file system's timestamp granularity (a few ms)
     path.write_bytes(b"other content")
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
-    embedders._sha256_memo.clear()
+    weights._sha256_memo.clear()
     assert sha256_file(path) == hashlib.sha256(b"other content").hexdigest()
 
 

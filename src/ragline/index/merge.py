@@ -11,7 +11,8 @@ from typing import overload
 
 import numpy as np
 
-from ragline.index.segment import FieldPostings, Segment, build_vector_index
+from ragline.index.postings import FieldPostings
+from ragline.index.segment import Segment, build_vector_index
 from ragline.types import Document
 
 

@@ -43,6 +43,7 @@ import numpy as np
 
 from ragline.errors import ConfigError, CorruptIndexError, IndexMismatchError
 from ragline.fsutil import fsync_directory, fsync_file
+from ragline.index.exact_search import exact_top_k, top_k
 from ragline.index.vector_config import (
     EXACT_SEARCH_BELOW,
     IVF_KINDS,
@@ -72,9 +73,6 @@ __all__ = [
     "omp_threads",
 ]
 
-# Exact search scores queries against at most this many floats at once, bounding its memory (64 MiB).
-_EXACT_BLOCK_FLOATS = 1 << 24
-
 
 @contextlib.contextmanager
 def omp_threads(threads: int | None) -> Iterator[None]:
@@ -94,7 +92,6 @@ def omp_threads(threads: int | None) -> Iterator[None]:
         faiss.omp_set_num_threads(previous)
 
 
-
 def _reader(mapped: mmap.mmap) -> Callable[[int], bytes]:
     """A read callback over ``mapped`` from its start, for ``faiss.PyCallbackIOReader``."""
     position = 0
@@ -106,6 +103,7 @@ def _reader(mapped: mmap.mmap) -> Callable[[int], bytes]:
         return chunk
 
     return read
+
 
 def _default_pq_m(dim: int) -> int:
     target = max(1, dim // 4)
@@ -131,26 +129,6 @@ class AllowedRows:
     count: int
     bitmap: np.ndarray
     params: dict[tuple[int, VectorIndexConfig], faiss.SearchParameters] = field(default_factory=dict)
-
-
-def _top_k(scores: np.ndarray, rows: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Best ``k`` per query of (nq, m) ``scores`` and their ``rows``: score descending, then row ascending.
-
-    Padded with score -inf and row -1 up to ``k``. Among equal scores at the k-th place, which rows make
-    the cut is arbitrary (argpartition).
-    """
-    if scores.shape[1] > k:
-        part = np.argpartition(-scores, k - 1, axis=1)[:, :k]
-        scores, rows = np.take_along_axis(scores, part, 1), np.take_along_axis(rows, part, 1)
-    by_row = np.argsort(rows, axis=1, kind="stable")
-    scores, rows = np.take_along_axis(scores, by_row, 1), np.take_along_axis(rows, by_row, 1)
-    by_score = np.argsort(-scores, axis=1, kind="stable")
-    scores, rows = np.take_along_axis(scores, by_score, 1), np.take_along_axis(rows, by_score, 1)
-    missing = k - scores.shape[1]
-    if missing > 0:
-        scores = np.pad(scores, ((0, 0), (0, missing)), constant_values=-np.inf)
-        rows = np.pad(rows, ((0, 0), (0, missing)), constant_values=-1)
-    return scores, rows
 
 
 class VectorIndex:
@@ -292,7 +270,7 @@ class VectorIndex:
         n = len(self)
         n_allowed = n if selection is None else selection.count
         if k == 0 or n_allowed == 0 or len(q) == 0:
-            return _top_k(np.empty((len(q), 0), np.float32), np.empty((len(q), 0), np.int64), k)
+            return top_k(np.empty((len(q), 0), np.float32), np.empty((len(q), 0), np.int64), k)
         if n_allowed < self._config.exact_search_below * n:
             return self._exact(q, k, None if mask is None else np.flatnonzero(mask))
         scores, rows = self._approximate(q, k, selection)
@@ -364,16 +342,8 @@ class VectorIndex:
         Vectors come from the index itself: exact for flat, hnsw and ivf; for ivfpq they are the
         PQ-decoded vectors, the same ones its approximate search scores.
         """
-        rows_all = np.arange(len(self), dtype=np.int64) if candidates is None else candidates.astype(np.int64)
-        block = max(1024, _EXACT_BLOCK_FLOATS // (len(q) + self._dim))  # scores and gathered vectors
-        best = _top_k(np.empty((len(q), 0), np.float32), np.empty((len(q), 0), np.int64), k)
-        for start in range(0, len(rows_all), block):
-            rows = rows_all[start : start + block]
-            scores = q @ self._index.reconstruct_batch(rows).T
-            merged_scores = np.concatenate([best[0], scores], axis=1)
-            merged_rows = np.concatenate([best[1], np.broadcast_to(rows, scores.shape)], axis=1)
-            best = _top_k(merged_scores, merged_rows, k)
-        return best
+        rows = np.arange(len(self), dtype=np.int64) if candidates is None else candidates.astype(np.int64)
+        return exact_top_k(q, k, rows, self._index.reconstruct_batch)
 
     # -- persistence and introspection --------------------------------------------------------------
 
@@ -465,4 +435,3 @@ class VectorIndex:
         if self._kind == "ivfpq" and self._index is not None:
             stats["pq_m"], stats["pq_bits"] = int(self._index.pq.M), int(self._index.pq.nbits)
         return stats
-

@@ -8,8 +8,9 @@
 from __future__ import annotations
 
 from ragline.models.cache import CachedEmbedder, EmbeddingCache, default_cache_path
-from ragline.models.embedders import Embedder, load_embedder, sha256_file, verify_weights
+from ragline.models.embedders import Embedder, load_embedder
 from ragline.models.registry import DEFAULT_EMBEDDER, KNOWN_NAMES, EmbedderSpec, resolve_embedder
+from ragline.models.weights import sha256_file, verify_weights
 
 __all__ = [
     "DEFAULT_EMBEDDER",

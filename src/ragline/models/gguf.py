@@ -26,7 +26,7 @@ from pathlib import Path
 
 from ragline.errors import ModelError
 from ragline.fsutil import fsync_file
-from ragline.models.embedders import sha256_file
+from ragline.models.weights import sha256_file
 
 # Copy in 8 MiB blocks: big enough that the hashing and the system calls cost little, small in memory.
 _BLOCK = 8 << 20

@@ -41,7 +41,6 @@ from pathlib import Path
 from typing import Any
 
 from ragline.errors import ConfigError, ModelError
-from ragline.models.embedders import sha256_file
 from ragline.models.gguf import verify_file
 from ragline.models.llm.base import (
     DEFAULT_MAX_TOKENS,
@@ -52,6 +51,7 @@ from ragline.models.llm.base import (
     check_messages,
 )
 from ragline.models.llm.http import HttpLLM, require_httpx
+from ragline.models.weights import sha256_file
 
 DEFAULT_CONTEXT = 8192  # tokens; a RAG prompt with 10 passages needs 2-4 k
 MAX_PREFIX_STATES = 8  # saved prompt prefixes kept per model (~12 KB per token each for Qwen2.5-0.5B)
