@@ -112,7 +112,8 @@ def test_the_training_folder_is_a_beir_folder_with_the_acl_kept(tmp_path: Path):
 
 
 def test_passages_are_chunks_with_their_document_and_acl_and_samples_nest():
-    text = "# Guide\n\n## Access\n\nThe gateway ends sessions after eight hours.\n\n## Keys\n\nRecovery keys come from the desk."
+    text = ("# Guide\n\n## Access\n\nThe gateway ends sessions after eight hours.\n\n"
+            "## Keys\n\nRecovery keys come from the desk.")
     documents = [Document("guide", text, "Guide", {"acl": ["it"]})]
     passages = corpus_passages(documents, "structure:max_words=50")
     assert [p.doc_id for p in passages] == ["guide"] * len(passages) and len(passages) == 2
