@@ -171,9 +171,11 @@ def cmd_queries(args: argparse.Namespace) -> int:
     finally:
         llm.close()
     first = args.filter_first or "hybrid"
-    index = synthetic.passage_index(sample, embedder="minilm" if needs_embeddings(first) else None)
+    # Every passage is searched and written, sampled or not: the filter's question is whether the query finds
+    # its passage among all of them, and the trainers mine negatives among all of them.
+    index = synthetic.passage_index(passages, embedder="minilm" if needs_embeddings(first) else None)
     kept = synthetic.round_trip_filter(records, build_retriever(first, index), args.filter_depth or 5)
-    counts = synthetic.write_training_folder(sample, kept, args.out)
+    counts = synthetic.write_training_folder(passages, kept, args.out)
     summary = {"passages": len(passages), "sampled": len(sample),
                "written": sum(1 for r in records if r.get("query")), "kept": counts["queries"],
                "filter": f"own passage in the {first} top {args.filter_depth or 5}", "out": str(args.out)}  # fmt: skip
