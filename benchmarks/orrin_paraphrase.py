@@ -70,7 +70,7 @@ def compared(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     base = rows[0]["per_query"]
     for row in rows[1:]:
         tests = {m: compare(base[m], row["per_query"][m]) for m in ("hit@1", "ndcg@10")}
-        row["vs_hybrid"] = {m: {"delta": round(c.delta, 4), "p_randomization": round(c.p_randomization, 4)}
+        row["vs_hybrid"] = {m: {"delta": round(c["delta"], 4), "p_randomization": round(c["p_randomization"], 4)}
                             for m, c in tests.items()}  # fmt: skip
     for row in rows:
         row["lost"] = sorted(q for q, v in row["per_query"]["hit@1"].items() if v < base["hit@1"][q])
