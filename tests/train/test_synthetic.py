@@ -38,6 +38,12 @@ QUESTIONS = {
 }
 
 
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path: Path, monkeypatch):
+    """A reply cache of this test only: a model wrapped without one uses $RAGLINE_CACHE's."""
+    monkeypatch.setenv("RAGLINE_CACHE", str(tmp_path / "cache"))
+
+
 def answer(messages, *_):
     """The question of the passage the prompt holds (a deterministic stand-in for the model)."""
     text = messages[-1]["content"]
