@@ -194,7 +194,7 @@ def cmd_thesaurus(args: argparse.Namespace) -> int:
 
     _check_corpus_flags(args)
     documents = read_corpus(args.dataset, log=stderr.print)
-    threshold = 0.7 if args.threshold is None else args.threshold
+    threshold = 0.6 if args.threshold is None else args.threshold
     neighbours = args.neighbours or 3
     embedder = args.embedder or "minilm"
     groups = build_thesaurus(documents, embedder, threshold=threshold, neighbours=neighbours, min_df=args.min_df or 2)
@@ -228,7 +228,9 @@ def _add_corpus_flags(p: argparse.ArgumentParser) -> None:
         type=positive_int,
         help="queries: keep a query when its own passage is in the filter's top N (5)",
     )
-    queries.add_argument("--threshold", type=float, help="thesaurus: least cosine of a synonym (0.7)")
+    queries.add_argument(
+        "--threshold", type=float, help="thesaurus: least cosine of a synonym (0.6, chosen on the Orrin training world)"
+    )
     queries.add_argument("--neighbours", type=positive_int, help="thesaurus: synonyms per corpus term (3)")
     queries.add_argument("--min-df", dest="min_df", type=positive_int, help="thesaurus: least documents of a term (2)")
     queries.add_argument("--embedder", help="thesaurus: the word vectors and the vocabulary (minilm)")
