@@ -1,4 +1,9 @@
-"""``ragline train reranker|embedder DATASET --name NAME``: fine-tune a model here (see ``ragline.train``)."""
+"""``ragline train reranker|embedder DATASET --name NAME``: fine-tune a model here (see ``ragline.train``).
+
+``ragline train queries CORPUS --out DIR`` writes synthetic training queries for a corpus without any
+(``ragline.train.synthetic``), as a BEIR folder the two trainers read; ``ragline train thesaurus CORPUS
+--out FILE`` builds a synonym thesaurus from a corpus (``ragline.retrieve.thesaurus``).
+"""
 
 from __future__ import annotations
 
@@ -34,6 +39,10 @@ def _settings(args: argparse.Namespace) -> Any:
 def cmd_train(args: argparse.Namespace) -> int:
     from ragline.train.models import check_name, read_card, trained_path
 
+    if args.kind in _CORPUS_KINDS:
+        return _CORPUS_KINDS[args.kind](args)
+    if args.name is None:
+        raise ConfigError(f"`ragline train {args.kind}` needs --name NAME (the model is then trained:NAME)")
     check_name(args.name)
     settings = _settings(args)
     card = read_card(trained_path(args.name))
@@ -70,9 +79,17 @@ def add_parser(sub: Any) -> None:
         "reranker; the index's embedder for an embedder). A model already trained with the same settings is "
         "kept (--force trains again); an interrupted run resumes.",
     )
-    p.add_argument("kind", choices=("reranker", "embedder"), help="what to train")
-    p.add_argument("dataset", help="BEIR folder with qrels/SPLIT.tsv (e.g. ../shared/bench/scifact)")
-    p.add_argument("--name", required=True, help="model name: trained:NAME")
+    p.add_argument(
+        "kind",
+        choices=("reranker", "embedder", "queries", "thesaurus"),
+        help="what to train; queries: synthetic queries for a corpus; thesaurus: synonym groups from a corpus",
+    )
+    p.add_argument(
+        "dataset",
+        help="BEIR folder with qrels/SPLIT.tsv (e.g. ../shared/bench/scifact); for queries and thesaurus a corpus: "
+        "a BEIR folder, a corpus.jsonl or a folder of documents",
+    )
+    p.add_argument("--name", help="model name: trained:NAME (reranker and embedder)")
     p.add_argument("--split", help="qrels split to train on (train)")
     p.add_argument("--base", help="model to start from (minilm)")
     p.add_argument(
@@ -106,5 +123,114 @@ def add_parser(sub: Any) -> None:
     embedder.add_argument("--max-seq-length", dest="max_seq_length", type=positive_int, help="word pieces (256)")
     embedder.add_argument("--scale", type=float, help="similarity scale of the in-batch softmax (20)")
     p.add_argument("--force", action="store_true", help="train again even when up to date")
+    _add_corpus_flags(p)
     add_common(p, index=False)
     p.set_defaults(func=cmd_train)
+
+
+# --- synthetic queries and the corpus thesaurus --------------------------------------------------------
+
+# Flags of the corpus kinds; the trainers' flags given with them are an error (_check_corpus_flags).
+_CORPUS_FLAGS = {
+    "queries": ("out", "chunker", "sample", "llm", "filter_first", "filter_depth", "max_tokens"),
+    "thesaurus": ("out", "threshold", "neighbours", "min_df", "embedder"),
+}
+
+
+def _check_corpus_flags(args: argparse.Namespace) -> None:
+    from ragline.train.embedder import EmbedderTraining
+    from ragline.train.reranker import RerankerTraining
+
+    trainer = {f.name for kind in (EmbedderTraining, RerankerTraining) for f in fields(kind)} - {"seed", "threads"}
+    other = {name for flags in _CORPUS_FLAGS.values() for name in flags} - set(_CORPUS_FLAGS[args.kind])
+    wrong = sorted(name for name in trainer | other | {"name"} if getattr(args, name, None) is not None)
+    if wrong:
+        flags = ", ".join("--" + name.replace("_", "-") for name in wrong)
+        raise ConfigError(f"{flags}: not an option of `ragline train {args.kind}`")
+    if args.out is None:
+        what = "folder for the queries (a BEIR folder)" if args.kind == "queries" else "thesaurus file to write"
+        raise ConfigError(f"`ragline train {args.kind}` needs --out: the {what}")
+
+
+def cmd_queries(args: argparse.Namespace) -> int:
+    """Write synthetic queries for the corpus (resumable), keep the round-trip consistent ones, write DIR."""
+    from ragline.models.llm import load_llm
+    from ragline.retrieve.registry import build_retriever, needs_embeddings
+    from ragline.train import synthetic
+
+    _check_corpus_flags(args)
+    seed = 0 if args.seed is None else args.seed
+    documents = synthetic.read_corpus(args.dataset, log=stderr.print)
+    passages = synthetic.corpus_passages(documents, args.chunker or synthetic.DEFAULT_CHUNKER)
+    sample = synthetic.sample_passages(passages, args.sample, seed)
+    stderr.print(f"{len(documents)} documents, {len(passages)} passages; writing queries for {len(sample)}")
+    llm = load_llm(args.llm)
+    try:
+        max_tokens = args.max_tokens or synthetic.DEFAULT_MAX_TOKENS
+        records = synthetic.generate_queries(sample, llm, args.out, max_tokens=max_tokens, seed=seed, log=stderr.print)
+    finally:
+        llm.close()
+    first = args.filter_first or "hybrid"
+    # Every passage is searched and written, sampled or not: the filter's question is whether the query finds
+    # its passage among all of them, and the trainers mine negatives among all of them.
+    index = synthetic.passage_index(passages, embedder="minilm" if needs_embeddings(first) else None)
+    kept = synthetic.round_trip_filter(records, build_retriever(first, index), args.filter_depth or 5)
+    counts = synthetic.write_training_folder(passages, kept, args.out)
+    summary = {"passages": len(passages), "sampled": len(sample),
+               "written": sum(1 for r in records if r.get("query")), "kept": counts["queries"],
+               "filter": f"own passage in the {first} top {args.filter_depth or 5}", "out": str(args.out)}  # fmt: skip
+    if args.output == "json":
+        emit_json(summary)
+    else:
+        print(f"{summary['kept']} of {summary['written']} synthetic queries kept ({summary['filter']}) -> {args.out}; "
+              f"train on it: ragline train embedder {args.out} --name NAME")  # fmt: skip
+    return 0
+
+
+def cmd_thesaurus(args: argparse.Namespace) -> int:
+    """Build synonym groups from the corpus's terms and the embedder's vocabulary; write them to FILE."""
+    from ragline.retrieve.thesaurus import build_thesaurus, write_thesaurus
+    from ragline.train.synthetic import read_corpus
+
+    _check_corpus_flags(args)
+    documents = read_corpus(args.dataset, log=stderr.print)
+    threshold = 0.6 if args.threshold is None else args.threshold
+    neighbours = args.neighbours or 3
+    embedder = args.embedder or "minilm"
+    groups = build_thesaurus(documents, embedder, threshold=threshold, neighbours=neighbours, min_df=args.min_df or 2)
+    comment = (f"built by `ragline train thesaurus` from {args.dataset} ({len(documents)} documents): corpus terms "
+               f"and their {neighbours} nearest {embedder} vocabulary words with cosine >= {threshold}")  # fmt: skip
+    write_thesaurus(groups, args.out, comment)
+    if args.output == "json":
+        emit_json({"groups": len(groups), "out": str(args.out), "threshold": threshold, "neighbours": neighbours})
+    else:
+        print(f"{len(groups)} synonym groups -> {args.out}; use them: --retriever "
+              f"'transformed:first=hybrid,transforms=\"synonyms:file={args.out}\"'")
+    return 0
+
+
+_CORPUS_KINDS = {"queries": cmd_queries, "thesaurus": cmd_thesaurus}
+
+
+def _add_corpus_flags(p: argparse.ArgumentParser) -> None:
+    queries = p.add_argument_group("queries and thesaurus only")
+    queries.add_argument("--out", help="queries: the folder written (resumable); thesaurus: the file written")
+    queries.add_argument("--chunker", help="queries: passages are the corpus's chunks (structure:max_words=200)")
+    queries.add_argument("--sample", type=positive_int, help="queries: only this many passages, a seeded sample")
+    queries.add_argument("--llm", help="queries: the LLM that writes them (local:qwen2.5-coder-0.5b)")
+    queries.add_argument("--max-tokens", dest="max_tokens", type=positive_int, help="queries: reply tokens (48)")
+    queries.add_argument(
+        "--filter-first", dest="filter_first", help="queries: the retriever of the round-trip filter (hybrid)"
+    )
+    queries.add_argument(
+        "--filter-depth",
+        dest="filter_depth",
+        type=positive_int,
+        help="queries: keep a query when its own passage is in the filter's top N (5)",
+    )
+    queries.add_argument(
+        "--threshold", type=float, help="thesaurus: least cosine of a synonym (0.6, chosen on the Orrin training world)"
+    )
+    queries.add_argument("--neighbours", type=positive_int, help="thesaurus: synonyms per corpus term (3)")
+    queries.add_argument("--min-df", dest="min_df", type=positive_int, help="thesaurus: least documents of a term (2)")
+    queries.add_argument("--embedder", help="thesaurus: the word vectors and the vocabulary (minilm)")
