@@ -16,7 +16,7 @@ fusions are computed from those runs with ragline's own fusers (``ragline.retrie
 equals what ``hybrid:legs=[...]`` would return over one index holding the same vectors. Corpus vectors come
 from the embedding cache when they are there. Each row is paired against the first row (the default
 hybrid: BM25 + the first embedder, z-score). Output: one JSON line, also written to
-``benchmarks/results/fusion_scifact_{queries}{tag}.json``.
+``benchmarks/results/scifact_first_stage_{queries}{tag}.json``.
 """
 
 from __future__ import annotations
@@ -132,7 +132,7 @@ def main() -> int:
         del row["_ndcg"]
     out["seconds"] = round(elapsed(), 1)
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"fusion_scifact_{args.queries}{args.tag}.json").write_text(json.dumps(out, indent=1) + "\n")
+    (RESULTS / f"scifact_first_stage_{args.queries}{args.tag}.json").write_text(json.dumps(out, indent=1) + "\n")
     print(json.dumps(out))
     return 0
 
