@@ -124,3 +124,19 @@ def test_cli_trains_an_embedder_and_refuses_a_reranker_flag(tiny: Path, tmp_path
     assert "up to date" in capsys.readouterr().err
     assert main([*argv, "--negatives", "3"]) == 2
     assert "--negatives: only for `ragline train reranker`" in capsys.readouterr().err
+
+
+def test_a_model_trained_on_a_trained_base_is_out_of_date_once_the_base_is_trained_again(
+    tiny: Path, tmp_path: Path, monkeypatch
+):
+    from ragline.train.models import read_card, trained_path
+
+    monkeypatch.setenv("RAGLINE_CACHE", str(tmp_path))
+    on_top = replace(TINY, base="trained:tiny", max_steps=1)
+    train_embedder(tiny, "tiny", replace(TINY, max_steps=1), progress=False)
+    first_base = read_card(trained_path("tiny"))["id"]
+    key_on_first = on_top.key()
+    train_embedder(tiny, "tiny", replace(TINY, max_steps=2), progress=False)
+    assert read_card(trained_path("tiny"))["id"] != first_base
+    # The same settings on top of the retrained base: another key, so `ragline train` does not skip them.
+    assert on_top.key() != key_on_first

@@ -23,8 +23,6 @@ as the reranker's training is. The result is a sentence-transformers folder unde
 
 from __future__ import annotations
 
-import hashlib
-import json
 import random
 import time
 from collections.abc import Callable
@@ -45,7 +43,7 @@ from ragline.train.data import (
     seed_all,
 )
 from ragline.train.loop import TrainingRun, training_data
-from ragline.train.models import resolve_model
+from ragline.train.models import resolve_model, settings_key
 
 Log = Callable[[str], None]
 
@@ -74,7 +72,7 @@ class EmbedderTraining:
     max_queries: int | None = None  # cap on train queries (a small, quick run)
 
     def key(self) -> str:
-        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:16]
+        return settings_key(asdict(self))
 
 
 @dataclass(frozen=True)

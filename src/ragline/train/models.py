@@ -7,6 +7,7 @@ command trains it; any other model string is a packaged name (``minilm``), a loc
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -64,3 +65,16 @@ def resolve_model(model: str, kind: str = "reranker") -> str:
             f"trained model {name!r} at {folder} is a {card_kind}, not {article} {kind}: name {article} {kind}"
         )
     return str(folder)
+
+
+def settings_key(settings: dict[str, Any]) -> str:
+    """The short hash that names a training run's settings (its checkpoint and its card's ``id``).
+
+    A base that is itself ``trained:NAME`` adds that model's card id: a model trained on top of it is out of
+    date once the base is trained again with other settings, though its own settings did not change.
+    """
+    data = dict(settings)
+    base = str(data.get("base", ""))
+    if base.startswith(TRAINED_PREFIX):
+        data["base_id"] = read_card(trained_path(base[len(TRAINED_PREFIX) :])).get("id")
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]

@@ -16,8 +16,6 @@ after every evaluation; a run with the same settings resumes from it. The result
 
 from __future__ import annotations
 
-import hashlib
-import json
 import random
 import time
 from collections.abc import Callable
@@ -36,7 +34,7 @@ from ragline.train.data import (
     seed_all,
 )
 from ragline.train.loop import TrainingRun, training_data
-from ragline.train.models import resolve_model
+from ragline.train.models import resolve_model, settings_key
 
 Log = Callable[[str], None]
 
@@ -65,7 +63,7 @@ class RerankerTraining:
     max_queries: int | None = None  # cap on train queries (a small, quick run)
 
     def key(self) -> str:
-        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:16]
+        return settings_key(asdict(self))
 
 
 def _passages(index: Any, doc_ids: list[str]) -> list[str]:
