@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragline.fsutil import save_memo, stat_signature
 from ragline.types import Document, content_hash, document_id_of
 
 
@@ -322,15 +323,11 @@ class VerifiedFiles:
         return cls(getattr(index, "path", None), int(index.generation))
 
     def unchanged(self, path: Path) -> bool:
-        from ragline.fsutil import stat_signature
-
         return self.file is not None and self.files.get(str(path.resolve())) == stat_signature(path)
 
     def remember(self, path: str | Path, signature: list[int] | None = None) -> None:
         """Record ``path`` as fresh with ``signature`` (default: its signature now)."""
         import time
-
-        from ragline.fsutil import stat_signature
 
         signature = stat_signature(path) if signature is None else signature
         if self.file is not None and time.time_ns() - max(signature[1], signature[2]) > self.RACY_SECONDS * 1e9:
@@ -339,18 +336,8 @@ class VerifiedFiles:
 
     def save(self) -> None:
         """Write the memo (atomic replace); a read-only cache only means the files are read next time."""
-        import json
-        import os
-
-        if self.file is None or not self.dirty:
-            return
-        try:
-            self.file.parent.mkdir(parents=True, exist_ok=True)
-            partial = self.file.with_name(f".{self.file.name}.{os.getpid()}.partial")
-            partial.write_text(json.dumps({"generation": self.generation, "files": self.files}), "utf-8")
-            os.replace(partial, self.file)
-        except OSError:
-            pass
+        if self.file is not None and self.dirty:
+            save_memo(self.file, {"generation": self.generation, "files": self.files})
 
 
 def _resolve(source: str, roots: Sequence[Path]) -> Path | None:

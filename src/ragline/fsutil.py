@@ -4,9 +4,10 @@ signature."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 
 def fsync_file(handle: IO[bytes] | IO[str]) -> None:
@@ -37,3 +38,18 @@ def stat_signature(path: str | os.PathLike[str] | Path) -> list[int]:
     """
     stat = os.stat(path)
     return [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino]
+
+
+def save_memo(path: Path, data: Any) -> None:
+    """Write a cache memo as JSON beside ``path`` and rename it over ``path``, best effort.
+
+    Readers see the old memo or the new one, never a part; it is not fsynced, and a memo that cannot be
+    written (a read-only cache) or is lost to a concurrent writer only costs recomputing what it held.
+    """
+    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial.write_text(json.dumps(data, sort_keys=True), encoding="utf-8")
+        os.replace(partial, path)
+    except OSError:
+        partial.unlink(missing_ok=True)

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from ragline.errors import ModelError
+from ragline.fsutil import save_memo, stat_signature
 from ragline.models.registry import EmbedderSpec
 
 # Hashing MiniLM's 91 MB takes 0.12-0.18 s, as long as the rest of a query's start-up, so a file's hash is
@@ -37,22 +37,11 @@ def _read_hash_memo() -> dict[str, str]:
 
 def _remember_hash(signature: str, digest: str) -> None:
     """Add one entry to the on-disk memo (atomic replace; a lost race only costs a later re-hash)."""
-    path = _hash_memo_file()
-    memo = _read_hash_memo()
-    memo[signature] = digest
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
-        partial.write_text(json.dumps(memo, sort_keys=True), encoding="utf-8")
-        os.replace(partial, path)
-    except OSError:
-        pass  # a read-only cache: every process hashes again, as before
+    save_memo(_hash_memo_file(), {**_read_hash_memo(), signature: digest})
 
 
 def sha256_file(path: str | Path) -> str:
     """Hex sha256 of a file, memoized by (path, size, mtime, ctime, inode) in the process and on disk."""
-    from ragline.fsutil import stat_signature
-
     path = Path(path).resolve()
     key = (str(path), *stat_signature(path))
     if key not in _sha256_memo:
