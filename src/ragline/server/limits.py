@@ -52,17 +52,20 @@ class RequestGuard:
             return
         started = time.perf_counter()
         scope.setdefault("state", {})
-        status = {"code": 0}
+        status = {"code": 0, "logged": False}
 
         async def send_logged(message: dict[str, Any]) -> None:
             if message["type"] == "http.response.start":
                 status["code"] = message["status"]
+            elif message["type"] == "http.response.body" and not message.get("more_body", False):
+                # Logged before the last bytes leave: a client that has its answer finds the line written.
+                self._log(scope, status["code"], started)
+                status["logged"] = True
             await send(message)
 
         declared = dict(scope.get("headers") or []).get(b"content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > self.max_body_bytes):
             await _error(send_logged, 413, "request_too_large", f"the request body is over {self.max_body_bytes} bytes")
-            self._log(scope, status["code"], started)
             return
         seen = {"bytes": 0}
 
@@ -82,7 +85,8 @@ class RequestGuard:
                     send_logged, 413, "request_too_large", f"the request body is over {self.max_body_bytes} bytes"
                 )
         finally:
-            self._log(scope, status["code"], started)
+            if not status["logged"]:  # no complete response (a dropped connection, an error before one)
+                self._log(scope, status["code"], started)
 
     @staticmethod
     def _log(scope: dict[str, Any], code: int, started: float) -> None:
