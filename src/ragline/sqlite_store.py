@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -41,11 +42,28 @@ class SqliteStore:
             connection = sqlite3.connect(
                 self.path, timeout=self.timeout_s, isolation_level=None, check_same_thread=False
             )
-            connection.execute("PRAGMA journal_mode=WAL")
+            self._enable_wal(connection)
             connection.execute("PRAGMA synchronous=NORMAL")
             connection.execute(self.SCHEMA)
             self._connection, self._pid = connection, os.getpid()
         return self._connection
+
+    def _enable_wal(self, connection: sqlite3.Connection) -> None:
+        """Switch to WAL, retrying while another process holds the file.
+
+        Changing the journal mode needs an exclusive lock, and SQLite can answer "database is locked" without
+        waiting out its busy timeout (seen in a clean-clone test run: two processes opening a new cache
+        together), so wait here, under the same timeout.
+        """
+        deadline = time.monotonic() + self.timeout_s
+        while True:
+            try:
+                connection.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as error:
+                if "locked" not in str(error) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
 
     def count(self, model_id: str | None = None) -> int:
         """Number of entries, of one model or of all."""
