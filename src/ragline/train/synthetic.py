@@ -65,15 +65,11 @@ def read_corpus(path: str | Path, log: Log = lambda message: None) -> list[Docum
 
     A record or file that cannot be read is reported through ``log`` and skipped; the rest is read.
     """
-    from ragline.ingest.loaders import load_jsonl_corpus, load_path
+    from ragline.freshness import load_source
+    from ragline.ingest.files import DEFAULT_MAX_BYTES
 
     source = Path(path)
-    if (source / "corpus.jsonl").is_file():
-        report = load_jsonl_corpus(source / "corpus.jsonl")
-    elif source.suffix == ".jsonl" and source.is_file():
-        report = load_jsonl_corpus(source)
-    else:
-        report = load_path(source)
+    report = load_source(source, DEFAULT_MAX_BYTES)  # what `ragline index` reads, read the same way
     for error in report.errors:
         log(f"skipped: {error}")
     if not report.documents:
