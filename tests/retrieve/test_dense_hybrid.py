@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragline.index import Index, IndexSettings
+from ragline.index import Index, IndexSettings, dense
 from ragline.index.filters import parse_filter
 from ragline.index.vectors import AllowedRows
 from ragline.retrieve.registry import build_retriever, parse_spec
@@ -148,8 +148,9 @@ def test_unchanged_corpus_is_never_embedded_twice_across_processes(tmp_path: Pat
     assert json.loads(second.stdout)["metrics"]["hit@10"] == 1.0
 
 
-def test_a_repeated_filter_is_prepared_once_per_segment() -> None:
+def test_a_repeated_filter_is_prepared_once_per_segment(monkeypatch: pytest.MonkeyPatch) -> None:
     # The index prepares each segment's allowed rows once; the vector index reuses them for every query.
+    monkeypatch.setattr(dense, "EXACT_SEGMENT_ROWS", 0)  # a segment large enough for its faiss index
     index, vectors = vector_index("hnsw")
     first = [index.search_vector(q, 10, "acl = all") for q in vectors[:5]]
     prepared = index._vector_allowed(0, parse_filter("acl = all"))

@@ -10,11 +10,16 @@ from typing import Any
 import numpy as np
 
 from ragline.errors import ConfigError, IndexMismatchError
+from ragline.index.exact_search import exact_top_k
 from ragline.index.segment import FIELD_TEXT, Segment
 from ragline.index.vectors import AllowedRows
 from ragline.types import Document
 
 KEPT_VECTOR_MASKS = 32  # (segment, filter) masks of live, allowed rows kept for vector search
+# A segment of at most this many rows is searched exactly, by brute force over its mapped vectors: at this
+# size that costs less than reading its graph (and, in a one-query process, importing faiss: ~60 ms), and
+# the result is exact rather than approximate.
+EXACT_SEGMENT_ROWS = 4096
 
 
 def load_index_embedder(name: str | None, stamp: dict[str, Any] | None, path: Path | None) -> Any:
@@ -55,24 +60,62 @@ class VectorMasks:
     """
 
     def __init__(self) -> None:
-        self._kept: dict[tuple[int, Any], AllowedRows | None] = {}  # (segment, filter) -> allowed rows
+        self._kept: dict[tuple[Any, ...], Any] = {}  # (form, segment, filter) -> allowed rows
 
     def clear(self) -> None:
         self._kept.clear()
 
     def allowed(self, si: int, segment: Segment, dead: np.ndarray, node: Any) -> AllowedRows | None:
         """Rows of segment number ``si`` that are not ``dead`` and pass ``node`` (None: every row)."""
-        key = (si, node)
-        if key in self._kept:
-            return self._kept[key]
-        mask = None if node is None else segment.filter_mask(node)
-        if dead.any():
-            mask = ~dead if mask is None else mask & ~dead
-        allowed = None if mask is None else segment.ann.allow(mask)
-        if len(self._kept) >= KEPT_VECTOR_MASKS:
-            self._kept.clear()  # a bound on memory: masks are cheap to build again
-        self._kept[key] = allowed
-        return allowed
+        return self._kept_for(("faiss", si, node), lambda: _packed(segment, self.mask(si, segment, dead, node)))
+
+    def mask(self, si: int, segment: Segment, dead: np.ndarray, node: Any) -> np.ndarray | None:
+        """The same rows as a boolean mask (None: every row)."""
+        return self._kept_for(("mask", si, node), lambda: _live_mask(segment, dead, node))
+
+    def _kept_for(self, key: tuple[Any, ...], make: Callable[[], Any]) -> Any:
+        if key not in self._kept:
+            value = make()
+            if len(self._kept) >= KEPT_VECTOR_MASKS:
+                self._kept.clear()  # a bound on memory: masks are cheap to build again
+            self._kept[key] = value
+        return self._kept[key]
+
+
+def _live_mask(segment: Segment, dead: np.ndarray, node: Any) -> np.ndarray | None:
+    mask = None if node is None else segment.filter_mask(node)
+    if dead.any():
+        mask = ~dead if mask is None else mask & ~dead
+    return mask
+
+
+def _packed(segment: Segment, mask: np.ndarray | None) -> AllowedRows | None:
+    return None if mask is None else segment.ann.allow(mask)
+
+
+def _unit_rows(x: np.ndarray) -> np.ndarray:
+    norms = np.sqrt(np.einsum("ij,ij->i", x, x))[:, np.newaxis]
+    return np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)
+
+
+def exact_segment_search(
+    segment: Segment, vector: np.ndarray, k: int, mask: np.ndarray | None, metric: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """Top ``k`` rows of a small segment by brute force over its stored vectors, as ``VectorIndex.search``
+    scores them (cosine: both sides unit length; zero vectors score 0)."""
+    vectors = np.asarray(segment.vectors, dtype=np.float32)
+    if vector.shape != (vectors.shape[1],):
+        raise ConfigError(
+            f"the query vector has shape {vector.shape} but this index holds {vectors.shape[1]}-dimensional "
+            "vectors; embed with the model the index was built with"
+        )
+    if not np.isfinite(vector).all():
+        raise ConfigError("the query vector contains NaN or infinite values")
+    query = vector.astype(np.float32)[np.newaxis, :]
+    if metric == "cosine":
+        query, vectors = _unit_rows(query), _unit_rows(vectors)
+    rows = np.arange(len(vectors), dtype=np.int64) if mask is None else np.flatnonzero(mask)
+    return exact_top_k(query, k, rows, vectors.__getitem__)
 
 
 def search_vector(
@@ -88,9 +131,13 @@ def search_vector(
         return []
     found: list[tuple[int, int, float]] = []
     for si, seg in enumerate(segments):
-        if seg.ann is None:
+        if seg.vectors is None:
             continue
-        scores, rows = seg.ann.search(vector[np.newaxis, :], k, masks.allowed(si, seg, deleted[si], node))
+        if len(seg) <= EXACT_SEGMENT_ROWS:
+            mask = masks.mask(si, seg, deleted[si], node)
+            scores, rows = exact_segment_search(seg, vector, k, mask, seg.vector_metric)
+        else:
+            scores, rows = seg.ann.search(vector[np.newaxis, :], k, masks.allowed(si, seg, deleted[si], node))
         found.extend((si, int(r), float(sc)) for sc, r in zip(scores[0], rows[0]) if r >= 0)
     found.sort(key=lambda hit: -hit[2])
     return found[:k]

@@ -47,7 +47,6 @@ def check_fields(fields: dict[str, float]) -> dict[str, float]:
     return {name: float(weight) for name, weight in fields.items()}
 
 
-
 JSON_PIECE_CHARS = 1 << 20
 
 
@@ -124,6 +123,16 @@ class Segment:
     def ann(self, value: Any) -> None:
         self._ann = value
         self._ann_file: tuple[mmap.mmap, str] | None = None  # set by _read: the mapped file and its config
+
+    @property
+    def vector_metric(self) -> str:
+        """The metric its vectors are searched by, from the vector index's settings (faiss not loaded)."""
+        if self._ann is not None:
+            return self._ann.config.metric
+        from ragline.index.vector_config import as_config
+
+        assert self._ann_file is not None, "a segment without vectors has no vector metric"
+        return as_config(self._ann_file[1]).metric
 
     # -- building and storing -----------------------------------------------------------------------
     @classmethod

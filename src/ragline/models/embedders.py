@@ -16,29 +16,21 @@ keyed by (id, hash of the prefixed text) is never stale (see ``cache.py``).
 
 from __future__ import annotations
 
-import importlib.util
-import json
 import os
 import threading
-import warnings
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ragline.errors import ModelError
+from ragline.models.normalize import l2_normalize
+from ragline.models.query_encoders import QueryEncoder, cached_query_encoder, checked_query_encoder
 from ragline.models.registry import EmbedderSpec, resolve_embedder
 from ragline.models.weights import sha256_file, verify_weights
 from ragline.progress import track
 
 Offsets = list[tuple[int, int]]
-
-def l2_normalize(vectors: np.ndarray) -> np.ndarray:
-    """Rows scaled to unit length, as float32; all-zero rows stay zero."""
-    vectors = np.asarray(vectors, dtype=np.float32)
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return vectors / np.where(norms > 0, norms, 1.0).astype(np.float32)
 
 
 class Embedder:
@@ -109,15 +101,15 @@ class SentenceTransformerEmbedder(Embedder):
 
     torch and sentence-transformers take 4-6 s to load, most of a one-query search; so when the spec
     says the size and input length (the packaged models do), they load only when first needed, and
-    queries go through the same weights exported to ONNX once (``OnnxQueryEncoder``), checked equal
-    to torch's vectors, whenever that export is in the cache. The id is the same either way: the
-    vectors are the same model's.
+    queries go through a query encoder with the same weights that needs no torch (``query_encoders.py``:
+    numpy for BERT models, else an ONNX export), once it was checked equal to torch's vectors. The id
+    is the same either way: the vectors are the same model's.
     """
 
     def __init__(self, spec: EmbedderSpec, weights_sha256: str | None) -> None:
         self._model: Any = None
-        self._onnx: OnnxQueryEncoder | None = None
-        self._export_tried = False
+        self._query_encoder: QueryEncoder | None = None
+        self._check_tried = False
         self._model_lock = threading.Lock()
         if spec.dim is None or spec.max_seq_length is None or weights_sha256 is None:
             model = self.model  # nothing to go on but the model itself
@@ -126,7 +118,7 @@ class SentenceTransformerEmbedder(Embedder):
             super().__init__(spec, weights_sha256, model.get_embedding_dimension(), model.max_seq_length)
         else:
             super().__init__(spec, weights_sha256, spec.dim, spec.max_seq_length)
-            self._onnx = OnnxQueryEncoder.cached(self)
+            self._query_encoder = cached_query_encoder(self)
 
     @property
     def model(self) -> Any:
@@ -141,8 +133,8 @@ class SentenceTransformerEmbedder(Embedder):
 
     def _encode(self, texts: list[str], is_query: bool) -> np.ndarray:
         prefix = self.spec.query_prefix if is_query else self.spec.passage_prefix
-        if is_query and self._onnx is not None:
-            return self._onnx.encode([prefix + text for text in texts])
+        if is_query and self._query_encoder is not None:
+            return self._query_encoder.encode([prefix + text for text in texts])
         vectors = self.model.encode(
             [prefix + text for text in texts],
             batch_size=len(texts),
@@ -150,11 +142,11 @@ class SentenceTransformerEmbedder(Embedder):
             convert_to_numpy=True,
             normalize_embeddings=True,
         )
-        if self._onnx is None and hasattr(self, "dim") and not self._export_tried:
-            # torch is loaded now anyway (indexing, or no export yet): export once for the next processes;
-            # tried once per embedder, so a failed export is not repeated (and reported) for every batch.
-            self._export_tried = True
-            self._onnx = OnnxQueryEncoder.export(self)
+        if self._query_encoder is None and hasattr(self, "dim") and not self._check_tried:
+            # torch is loaded now anyway (indexing, or nothing checked yet): check a torch-free query encoder
+            # once for the next processes; tried once per embedder, so a failure is not repeated every batch.
+            self._check_tried = True
+            self._query_encoder = checked_query_encoder(self)
         return vectors
 
     def token_embeddings(self, text: str) -> tuple[Offsets, np.ndarray]:
@@ -179,166 +171,6 @@ class SentenceTransformerEmbedder(Embedder):
         if len(vectors) != len(offsets):  # the model tokenized differently from its own tokenizer: never seen
             raise ModelError(f"{self.spec.name}: {len(vectors)} token vectors for {len(offsets)} tokens")
         return offsets, vectors
-
-
-ONNX_TOLERANCE = 1e-4  # max abs difference to torch's unit vectors for an export to be used
-_ONNX_PROBES = (
-    "receipt threshold",
-    "How much is the remote work allowance for staff in the northern region?",
-    "",
-    "Électricité, 変電所 and ß: text outside ASCII",
-    "long " * 400,  # cut at max_seq_length, like torch
-)
-
-
-class OnnxQueryEncoder:
-    """The mean-pooled output of a sentence-transformers BERT model, run by onnxruntime.
-
-    Loads in well under a second, against 4-6 s for torch and sentence-transformers. The export is made
-    once from the torch model (``export``, needs the ``onnx`` package), checked against torch's vectors to
-    :data:`ONNX_TOLERANCE` on probe texts, and kept under ``$RAGLINE_CACHE/onnx`` named by the weights'
-    sha256 and the input length, so it can never stand for other weights. It is kept in onnxruntime's own
-    ORT format (a flatbuffer: a session starts about a third faster than from the ONNX protobuf), with
-    only the hardware-independent "basic" graph optimizations, and checked against torch again in that
-    form. Only a model that is a transformer, mean pooling and normalization (like all-MiniLM-L6-v2) is
-    exported.
-    """
-
-    def __init__(self, path: Path, tokenizer_file: Path, max_seq_length: int) -> None:
-        import onnxruntime
-        from tokenizers import Tokenizer
-
-        options = onnxruntime.SessionOptions()
-        options.log_severity_level = 3
-        if path.suffix == ".ort":
-            options.add_session_config_entry("session.load_model_format", "ORT")
-        self.session = onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-        self.tokenizer = Tokenizer.from_file(str(tokenizer_file))
-        self.tokenizer.enable_truncation(max_seq_length)
-        self.tokenizer.enable_padding()
-
-    @staticmethod
-    def path_for(embedder: Embedder) -> Path:
-        from ragline.paths import cache_root
-
-        name = f"{embedder.spec.name}-{embedder.weights_sha256}-len{embedder.max_seq_length}.ort"
-        return cache_root() / "onnx" / name
-
-    @staticmethod
-    def exportable(embedder: Embedder) -> bool:
-        """Is the model a plain transformer + mean pooling (+ normalize), with a fast tokenizer file?"""
-        folder = Path(embedder.spec.path)
-        if embedder.weights_sha256 is None or not (folder / "tokenizer.json").is_file():
-            return False
-        try:
-            modules = json.loads((folder / "modules.json").read_text(encoding="utf-8"))
-            kinds = [m["type"].rsplit(".", 1)[-1] for m in modules]
-            pooling = json.loads((folder / modules[1]["path"] / "config.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError, KeyError, IndexError):
-            return False
-        modes = {k for k, v in pooling.items() if k.startswith("pooling_mode") and v}
-        return (
-            kinds[:2] == ["Transformer", "Pooling"]
-            and set(kinds[2:]) <= {"Normalize"}
-            and modes == {"pooling_mode_mean_tokens"}
-        )
-
-    @classmethod
-    def cached(cls, embedder: Embedder) -> OnnxQueryEncoder | None:
-        """The encoder of an export already in the cache, None when there is none or onnxruntime is missing."""
-        if importlib.util.find_spec("onnxruntime") is None or not cls.exportable(embedder):
-            return None
-        path = cls.path_for(embedder)
-        if not path.is_file():
-            return None
-        try:
-            return cls(path, Path(embedder.spec.path) / "tokenizer.json", embedder.max_seq_length)
-        except Exception:  # a damaged cache file: torch still answers, and the next load exports again
-            path.unlink(missing_ok=True)
-            return None
-
-    @classmethod
-    def export(cls, embedder: SentenceTransformerEmbedder) -> OnnxQueryEncoder | None:
-        """Export the loaded torch model once, check it, and keep it; None where that cannot be done."""
-        if any(importlib.util.find_spec(m) is None for m in ("onnx", "onnxruntime")) or not cls.exportable(embedder):
-            return None
-        path = cls.path_for(embedder)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        onnx_file = path.with_name(f".{path.stem}.{os.getpid()}.partial.onnx")
-        partial = path.with_name(f".{path.stem}.{os.getpid()}.partial.ort")
-        tokenizer = Path(embedder.spec.path) / "tokenizer.json"
-        try:
-            _export_mean_pooled(embedder.model, onnx_file)
-            expected = embedder.model.encode(list(_ONNX_PROBES), convert_to_numpy=True, normalize_embeddings=True)
-            _save_ort_format(onnx_file, partial)
-            for form in (onnx_file, partial):  # the graph as exported, then as it is kept
-                encoder = cls(form, tokenizer, embedder.max_seq_length)
-                difference = float(np.abs(l2_normalize(encoder.encode(list(_ONNX_PROBES))) - expected).max())
-                if difference > ONNX_TOLERANCE:
-                    raise ModelError(f"the ONNX export of {embedder.spec.name} differs from torch by {difference:.2e}")
-            os.replace(partial, path)
-            return encoder
-        except Exception as error:  # torch keeps answering: an export is a speed-up, never a requirement
-            from ragline.progress import stderr
-
-            stderr.print(f"note: no ONNX query encoder for {embedder.spec.name} ({error}); queries use torch")
-            return None
-        finally:
-            onnx_file.unlink(missing_ok=True)
-            partial.unlink(missing_ok=True)
-
-    def encode(self, texts: list[str]) -> np.ndarray:
-        encodings = self.tokenizer.encode_batch(texts)
-        feed = {
-            "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
-            "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
-            "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
-        }
-        return self.session.run(None, feed)[0]
-
-
-def _save_ort_format(onnx_file: Path, target: Path) -> None:
-    """Convert an ONNX graph to the ORT format, with the "basic" optimizations (valid on any CPU)."""
-    import onnxruntime
-
-    options = onnxruntime.SessionOptions()
-    options.log_severity_level = 3
-    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_BASIC
-    options.optimized_model_filepath = str(target)
-    options.add_session_config_entry("session.save_model_format", "ORT")
-    onnxruntime.InferenceSession(str(onnx_file), options, providers=["CPUExecutionProvider"])
-
-
-def _export_mean_pooled(model: Any, path: Path) -> None:
-    """Write the transformer of sentence-transformers ``model`` with mean pooling as one ONNX graph."""
-    import torch
-
-    class MeanPooled(torch.nn.Module):
-        def __init__(self, transformer: Any) -> None:
-            super().__init__()
-            self.transformer = transformer
-
-        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-            tokens = self.transformer(
-                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-            ).last_hidden_state
-            mask = attention_mask.unsqueeze(-1).to(tokens.dtype)
-            return (tokens * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-
-    names = ["input_ids", "attention_mask", "token_type_ids"]
-    sample = torch.ones(2, 8, dtype=torch.long)
-    with warnings.catch_warnings(), torch.no_grad():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(
-            MeanPooled(model[0].auto_model.eval()),
-            (sample, torch.ones_like(sample), torch.zeros_like(sample)),
-            str(path),
-            input_names=names,
-            output_names=["pooled"],
-            dynamic_axes={**{n: {0: "batch", 1: "tokens"} for n in names}, "pooled": {0: "batch"}},
-            opset_version=17,
-            dynamo=False,
-        )
 
 
 def _load_sentence_transformer(spec: EmbedderSpec) -> Any:
