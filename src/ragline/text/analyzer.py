@@ -28,19 +28,26 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
-from functools import cached_property
+from functools import cache, cached_property
 from typing import Any
 
 from ragline.errors import ConfigError
-from ragline.text.scripts import CJK_RUN, has_cjk
+from ragline.text.scripts import cjk_run, has_cjk
 from ragline.text.stopwords import STOPWORDS
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 # ASCII characters that are not ``\w`` (everything but letters, digits and "_"), mapped to a space.
 _ASCII_NON_WORD = str.maketrans({chr(c): " " for c in range(128) if not (chr(c).isalnum() or chr(c) == "_")})
-_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
-# Han runs, or runs of other word characters: "使用Python进行" is three pieces, not "使用" + "python进行".
-_HAN_OR_WORD = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+|[^\W\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+
+
+@cache
+def _han_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """Han runs, and Han runs or runs of other word characters ("使用Python进行" is three pieces, not
+    "使用" + "python进行"); compiled at the first ``jieba`` tokenization (~2 ms that others never pay)."""
+    han = r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+"
+    return re.compile(han), re.compile(han + r"|[^\W\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+
+
 _POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
 TOKENIZERS = ("word", "jieba", "cjk-bigram")
 # Texts longer than this are analyzed a block at a time by ``term_counts``, so the token strings of a
@@ -166,8 +173,9 @@ class Analyzer:
                 return _word_tokens(text)
             return _cjk_bigram_tokens(text)
         tokens: list[str] = []
-        for piece in _HAN_OR_WORD.findall(text):
-            if not _HAN.fullmatch(piece):
+        han, han_or_word = _han_patterns()
+        for piece in han_or_word.findall(text):
+            if not han.fullmatch(piece):
                 tokens.append(piece)
             else:
                 tokens.extend(w for w in self._jieba.cut_for_search(piece) if w.strip())
@@ -260,9 +268,10 @@ def _cjk_bigram_tokens(text: str) -> list[str]:
     spans two runs.
     """
     tokens: list[str] = []
+    cjk_runs = cjk_run().finditer
     for word in _WORD.findall(text):
         start = 0
-        for run in CJK_RUN.finditer(word):
+        for run in cjk_runs(word):
             if run.start() > start:
                 tokens.append(word[start : run.start()])
             chars = run.group()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
+from functools import cache
 
 # Code-point ranges of the letters of the CJK scripts, after NFKC (which maps half-width kana and Hangul
 # to these). CJK punctuation is left out: it is no CJK text, and never part of a term.
@@ -32,12 +33,23 @@ _CJK_SUPPLEMENTARY = (
     "\U0001aff0-\U0001b16f"  # Kana Extended-A/B, Kana Supplement, Small Kana Extension
     "\U00020000-\U000323af"  # Han Extensions B-I and the Compatibility Ideographs Supplement
 )
-CJK_RUN = re.compile(f"[{_CJK_BMP}{_CJK_SUPPLEMENTARY}]+")
+
+
+# The classes are compiled at first use (cached): compiling them costs ~3 ms, which a process that only
+# analyzes ASCII text (an English query) never needs to pay.
+@cache
+def cjk_run() -> re.Pattern[str]:
+    """A run of CJK letters."""
+    return re.compile(f"[{_CJK_BMP}{_CJK_SUPPLEMENTARY}]+")
+
+
 # Detection: two searches beat one over the joint class (re checks BMP ranges with a bitmap, and a
 # supplementary range in the same class sends every character down the slow path): 2.5x faster on
 # SciFact's non-ASCII documents.
-_HAS_CJK_BMP = re.compile(f"[{_CJK_BMP}]")
-_HAS_CJK_SUPPLEMENTARY = re.compile(f"[{_CJK_SUPPLEMENTARY}]")
+@cache
+def _has_cjk_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    return re.compile(f"[{_CJK_BMP}]"), re.compile(f"[{_CJK_SUPPLEMENTARY}]")
+
 
 # Embedders trained on English text only: all-MiniLM-* (the default, see ragline.models.registry).
 # Matched by name, without loading or resolving the model, so that a warning can never fail.
@@ -50,7 +62,8 @@ def has_cjk(text: str) -> bool:
     analyzer applies first: raw half-width kana or ㌀ are only found in normalized text)."""
     if text.isascii():
         return False
-    return _HAS_CJK_BMP.search(text) is not None or _HAS_CJK_SUPPLEMENTARY.search(text) is not None
+    bmp, supplementary = _has_cjk_patterns()
+    return bmp.search(text) is not None or supplementary.search(text) is not None
 
 
 def english_only_embedder(embedder: str | None) -> bool:
