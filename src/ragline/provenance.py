@@ -8,7 +8,6 @@ and reports neither.
 
 from __future__ import annotations
 
-import subprocess
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,8 @@ def source_revision() -> dict[str, Any]:
     """``{"commit": sha, "dirty": bool}`` of the checkout ragline runs from, or ``{}`` outside one."""
     if not (_CHECKOUT / ".git").exists():
         return {}
+    import subprocess  # here: a command that prints no provenance (a table) does not import it
+
     try:
         commit = _git("rev-parse", "HEAD")
         changed = _git("status", "--porcelain", "--untracked-files=no")
@@ -32,6 +33,8 @@ def source_revision() -> dict[str, Any]:
 
 
 def _git(*argv: str) -> str:
+    import subprocess
+
     done = subprocess.run(["git", "-C", str(_CHECKOUT), *argv], capture_output=True, text=True, timeout=10, check=True)
     return done.stdout.strip()
 
