@@ -7,11 +7,12 @@ the deleted ones) and concatenated; vectors are copied and a new ANN index built
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import overload
+from itertools import repeat
+from typing import Any, overload
 
 import numpy as np
 
-from ragline.index.postings import FieldPostings
+from ragline.index.postings import FieldPostings, number_terms
 from ragline.index.segment import Segment, build_vector_index
 from ragline.types import Document
 
@@ -32,6 +33,25 @@ def segments_to_merge(
     if expunge_deletes:
         chosen |= {i for i in order if deleted[i].any()}
     return sorted(chosen), empties
+
+
+def merged_commit(
+    segments: list[Segment],
+    deleted: list[np.ndarray],
+    chosen: list[int],
+    empties: list[int],
+    name: str,
+    vector_index: str,
+) -> tuple[list[int], list[Segment], list[np.ndarray]]:
+    """(numbers of the segments kept as they are, the segments, their delete sets) after rewriting the
+    ``chosen`` segments into one named ``name`` (last) and dropping the ``empties``."""
+    keep = [i for i in range(len(segments)) if i not in chosen and i not in empties]
+    new_segments, new_deleted = [segments[i] for i in keep], [deleted[i] for i in keep]
+    if chosen:
+        merged = merge_segments(name, [(segments[i], ~deleted[i]) for i in chosen], vector_index)
+        new_segments.append(merged)
+        new_deleted.append(np.zeros(len(merged), dtype=bool))
+    return keep, new_segments, new_deleted
 
 
 class StoredRows(Sequence[Document]):
@@ -58,14 +78,15 @@ class StoredRows(Sequence[Document]):
 def merge_segments(name: str, parts: list[tuple[Segment, np.ndarray]], vector_index: str) -> Segment:
     """One segment holding the live rows of ``parts`` (segment, live mask), in order."""
     stored: list[tuple[Segment, int]] = []
-    ids, hashes, sources, metadata = [], [], [], []
+    ids: list[str] = []
+    hashes: list[str] = []
+    sources: list[str | None] = []
+    metadata: list[dict[str, Any]] = []
     for seg, live in parts:
-        for row in np.flatnonzero(live).tolist():
-            stored.append((seg, row))
-            ids.append(seg.ids[row])
-            hashes.append(seg.hashes[row])
-            sources.append(seg.sources[row])
-            metadata.append(seg.metadata[row])
+        rows = np.flatnonzero(live).tolist()
+        stored.extend(zip(repeat(seg), rows))
+        for merged, column in ((ids, seg.ids), (hashes, seg.hashes), (sources, seg.sources), (metadata, seg.metadata)):
+            merged.extend(column if len(rows) == len(column) else map(column.__getitem__, rows))
     fields = {fname: merge_postings([(seg.fields[fname], live) for seg, live in parts]) for fname in parts[0][0].fields}
     vectors = ann = None
     if parts[0][0].vectors is not None:
@@ -83,7 +104,7 @@ def merge_postings(parts: list[tuple[FieldPostings, np.ndarray]]) -> FieldPostin
     term, parts come in order and each part's rows ascend, so the merged rows ascend too.
     """
     vocab: dict[str, int] = {}
-    to_new = [np.array([vocab.setdefault(t, len(vocab)) for t in p.terms], dtype=np.int64) for p, _ in parts]
+    to_new = [number_terms(vocab, p.terms) for p, _ in parts]
     kept_counts = []  # per part: kept postings of each of its terms
     total = np.zeros(len(vocab), dtype=np.int64)
     for (p, live), new_ids in zip(parts, to_new):

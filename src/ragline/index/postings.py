@@ -205,3 +205,12 @@ class FieldPostings:
         terms = json.loads((folder / f"{name}.terms.json").read_text("utf-8"))
         parts = {p: np.load(folder / f"{name}.{p}.npy", mmap_mode="r") for p in ("indptr", "docs", "tfs", "lengths")}
         return cls(terms=terms, **parts)
+
+
+def number_terms(vocab: dict[str, int], terms: list[str]) -> np.ndarray:
+    """The ids in ``vocab`` of (distinct) ``terms``, numbering those it lacks next, in order: one
+    vocabulary over several segments' terms (collection statistics, merges)."""
+    if not vocab:  # the first field read: every term is new, numbered in one pass in C
+        vocab.update(zip(terms, range(len(terms))))
+        return np.arange(len(terms), dtype=np.int64)
+    return np.array([vocab.setdefault(t, len(vocab)) for t in terms], dtype=np.int64)

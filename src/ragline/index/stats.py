@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ragline.index.bm25 import BM25Params, absent_weight, idf, tf_weight
+from ragline.index.postings import number_terms
 from ragline.index.segment import Segment
 
 NO_MASK = np.zeros(0, dtype=np.bool_)  # an empty mask: the search kernels skip the check
@@ -51,7 +52,7 @@ class CollectionStats:
         if previous is not None and extends(previous, segments, fields):
             return cls._update(previous, segments, deleted, fields)
         vocab: dict[str, int] = {}
-        l2g = [{f: _number_terms(vocab, p.terms) for f, p in seg.fields.items()} for seg in segments]
+        l2g = [{f: number_terms(vocab, p.terms) for f, p in seg.fields.items()} for seg in segments]
         g2l = [_global_to_local(seg_l2g, len(vocab)) for seg_l2g in l2g]
         df = {f: np.zeros(len(vocab), dtype=np.int64) for f in fields}
         total = dict.fromkeys(fields, 0.0)
@@ -70,14 +71,7 @@ class CollectionStats:
     ) -> CollectionStats:
         """``compute`` for ``previous``'s segments plus new ones (see ``compute``)."""
         kept = len(previous.segments)
-        vocab = dict(previous.vocab)  # a copy: searches on the previous commit still read the old one
-        l2g = list(previous.l2g)
-        for seg in segments[kept:]:
-            l2g.append({f: _number_terms(vocab, p.terms) for f, p in seg.fields.items()})
-        grown = len(vocab) - len(previous.vocab)
-        g2l = [{f: np.concatenate([m, np.full(grown, -1, np.int32)]) for f, m in maps.items()} for maps in previous.g2l]
-        g2l.extend(_global_to_local(seg_l2g, len(vocab)) for seg_l2g in l2g[kept:])
-        df = {f: np.concatenate([previous.df[f], np.zeros(grown, np.int64)]) for f in fields}
+        vocab, l2g, g2l, df = _numbered(previous, range(kept), segments[kept:])
         total, n_live = dict(previous.totals), previous.n
         for si, seg in enumerate(segments[:kept]):  # rows deleted since: their terms and lengths leave
             was = previous.deleted[si] if previous.deleted[si].size else np.zeros(len(seg), dtype=bool)
@@ -98,13 +92,40 @@ class CollectionStats:
         masks = [d if d.any() else NO_MASK for d in deleted]
         return cls(vocab, l2g, g2l, df, avg, n_live, masks, total, tuple(segments))
 
+    @classmethod
+    def after_merge(
+        cls, previous: CollectionStats, kept: Sequence[int], segments: Sequence[Segment], deleted: Sequence[np.ndarray]
+    ) -> CollectionStats:
+        """The statistics after a merge of ``previous``'s commit, without counting the collection again.
 
-def _number_terms(vocab: dict[str, int], terms: list[str]) -> np.ndarray:
-    """Global ids of a field's (distinct) ``terms``, numbering those ``vocab`` lacks next, in order."""
-    if not vocab:  # the first field read: every term is new, numbered in one pass in C
-        vocab.update(zip(terms, range(len(terms))))
-        return np.arange(len(terms), dtype=np.int64)
-    return np.array([vocab.setdefault(t, len(vocab)) for t in terms], dtype=np.int64)
+        ``segments`` are ``previous``'s segments numbered ``kept``, then the merged ones. A merge moves the
+        live rows of the segments it rewrites and drops the rest (deleted rows, empty segments), so N,
+        df and the length totals stay; only the merged segment's terms are numbered, and they were all in
+        the vocabulary already. Global term ids differ from a computation from scratch, every count of
+        every term is the same, and so is every score.
+        """
+        vocab, l2g, g2l, df = _numbered(previous, kept, segments[len(kept) :])
+        masks = [d if d.any() else NO_MASK for d in deleted]
+        return cls(vocab, l2g, g2l, df, dict(previous.avg), previous.n, masks, dict(previous.totals), tuple(segments))
+
+
+def _numbered(
+    previous: CollectionStats, kept: Sequence[int], new: Sequence[Segment]
+) -> tuple[dict[str, int], list[dict[str, np.ndarray]], list[dict[str, np.ndarray]], dict[str, np.ndarray]]:
+    """(vocabulary, l2g, g2l, df) of ``previous``'s segments numbered ``kept`` followed by ``new`` segments:
+    the kept segments' term maps are reused, the new ones' terms numbered (new terms last), and df holds
+    ``previous``'s counts (zero for new terms); the caller counts the new segments' live rows."""
+    vocab = dict(previous.vocab)  # a copy: searches on the previous commit still read the old one
+    l2g = [previous.l2g[i] for i in kept]
+    l2g.extend({f: number_terms(vocab, p.terms) for f, p in seg.fields.items()} for seg in new)
+    grown = len(vocab) - len(previous.vocab)
+    g2l = [
+        {f: np.concatenate([m, np.full(grown, -1, np.int32)]) if grown else m for f, m in previous.g2l[i].items()}
+        for i in kept
+    ]
+    g2l.extend(_global_to_local(seg_l2g, len(vocab)) for seg_l2g in l2g[len(kept) :])
+    df = {f: np.concatenate([counts, np.zeros(grown, np.int64)]) for f, counts in previous.df.items()}
+    return vocab, l2g, g2l, df
 
 
 def _global_to_local(seg_l2g: Mapping[str, np.ndarray], n_vocab: int) -> dict[str, np.ndarray]:

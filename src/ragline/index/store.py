@@ -24,7 +24,8 @@ from ragline.index.bm25 import BM25Params
 from ragline.index.changes import COMMIT_BATCH_CHARS, SyncReport, build_batches, compare_with_index
 from ragline.index.dense import VectorMasks, embedder_stamp, load_index_embedder, search_vector, vectors_for
 from ragline.index.filters import FilterLike, parse_filter
-from ragline.index.merge import merge_segments, segments_to_merge
+from ragline.index.live_ids import find_live, live_id_map
+from ragline.index.merge import merged_commit, segments_to_merge
 from ragline.index.segment import Segment
 from ragline.index.settings import DefaultAclDocument, IndexSettings
 from ragline.index.sparse import ScoreBuffers, search_terms, search_terms_batch
@@ -176,13 +177,14 @@ class Index:
     def id_map(self) -> dict[str, tuple[int, int]]:
         """Live document id -> (segment number, row)."""
         if self._id_map is None:
-            self._id_map = {
-                doc_id: (si, row)
-                for si, (seg, dead) in enumerate(zip(self.segments, self.deleted))
-                for row, doc_id in enumerate(seg.ids)
-                if not dead[row]
-            }
+            self._id_map = live_id_map(self.segments, self.deleted)
         return self._id_map
+
+    def _live_rows(self, doc_ids: Iterable[str]) -> dict[str, tuple[int, int]]:
+        """(segment number, row) of those of ``doc_ids`` that are live, without the whole id map."""
+        if self._id_map is not None:
+            return {doc_id: self._id_map[doc_id] for doc_id in doc_ids if doc_id in self._id_map}
+        return find_live(self.segments, self.deleted, doc_ids)
 
     def get(self, doc_id: str) -> Document | None:
         where = self.id_map().get(doc_id)
@@ -271,7 +273,8 @@ class Index:
         return self._scorers[params]
 
     def _invalidate(self) -> None:
-        # Kept only while it can be updated from: a merge's old segments are not held in memory for it.
+        # Kept only while it can be updated from: a merge's old segments are not held in memory for it
+        # (``merge`` carries its statistics over itself).
         last, self._collection_stats = self._collection_stats or self._previous_stats, None
         self._previous_stats = last if last and extends(last, self.segments, self.settings.fields) else None
         self._scorers.clear()
@@ -338,8 +341,9 @@ class Index:
         """Delete documents by id; visible after ``commit``. Returns how many were known."""
         self._lock()
         n = 0
-        live = self.id_map()
-        for doc_id in dict.fromkeys(ids):  # each id once, in order
+        ids = dict.fromkeys(ids)  # each id once, in order
+        live = self._live_rows(ids)
+        for doc_id in ids:
             known = doc_id in live or doc_id in self._pending
             self._pending.pop(doc_id, None)
             if doc_id in live:
@@ -379,9 +383,7 @@ class Index:
         self._lock()
         gen = self.generation + 1
         deleted = [d.copy() for d in self.deleted]
-        live = self.id_map()
-        for doc_id in self._pending_deletes | (self._pending.keys() & live.keys()):
-            si, row = live[doc_id]
+        for si, row in self._live_rows(self._pending_deletes | self._pending.keys()).values():
             deleted[si][row] = True
         segments = list(self.segments)
         written: dict[str, dict[str, int]] = {}
@@ -412,18 +414,15 @@ class Index:
         if not chosen and not empties:
             return self.generation
         gen = self.generation + 1
-        keep = [i for i in range(len(self.segments)) if i not in chosen and i not in empties]
-        segments = [self.segments[i] for i in keep]
-        deleted = [self.deleted[i] for i in keep]
-        if chosen:
-            merged = merge_segments(
-                self._segment_name(gen),
-                [(self.segments[i], ~self.deleted[i]) for i in chosen],
-                self.settings.vector_index,
-            )
-            segments.append(merged)
-            deleted.append(np.zeros(len(merged), dtype=bool))
+        keep, segments, deleted = merged_commit(
+            self.segments, self.deleted, chosen, empties, self._segment_name(gen), self.settings.vector_index
+        )
+        # Statistics already had (or cheaply updated) carry over the merge: counting 1M documents again
+        # would cost the first query after a small commit more than the commit itself.
+        had = self.collection_stats() if self._collection_stats or self._previous_stats else None
         self._publish(gen, segments, deleted)
+        if had is not None:
+            self._collection_stats = CollectionStats.after_merge(had, keep, self.segments, self.deleted)
         return self.generation
 
     def _segment_name(self, gen: int) -> str:
@@ -446,4 +445,3 @@ class Index:
         self._adopt(manifest, segments, deleted)
         if self.path is not None:
             collect_garbage(self.path, self.manifest)
-
