@@ -397,3 +397,19 @@ def test_auto_merge_when_segments_exceed_max(tmp_path: Path, path_kind: str, max
         assert len(reopened.segments) <= max_segments
         assert len(reopened.manifest["segments"]) == len(reopened.segments)
         assert len(list((index.path / "segments").iterdir())) == len(reopened.segments)  # merged-away ones are gone
+
+
+def test_an_in_memory_segment_hashes_its_documents_only_when_asked(tmp_path) -> None:
+    docs = [Document("a", "alpha", metadata={"acl": ["x"]}), Document("b", "beta", title="B")]
+    index = Index.create(None, make_settings())
+    index.add(docs)
+    index.commit()
+    assert index.segments[0]._hashes is None  # searching never needs them
+    report = index.sync([docs[0], Document("b", "beta changed", title="B")])  # a sync does: computed then
+    assert (report.unchanged, report.updated) == (1, 1)
+    assert index.segments[0].hashes == [d.hash for d in docs]
+    on_disk = Index.create(tmp_path / "ix", make_settings())
+    on_disk.add(docs)
+    on_disk.commit()
+    on_disk.close()
+    assert Index.open(tmp_path / "ix").segments[0].hashes == [d.hash for d in docs]  # written in the catalog

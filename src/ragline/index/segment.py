@@ -83,7 +83,7 @@ class Segment:
         self,
         name: str,
         ids: list[str],
-        hashes: list[str],
+        hashes: list[str] | None,
         sources: list[str | None],
         fields: dict[str, FieldPostings],
         documents: Sequence[Document] | None = None,
@@ -92,7 +92,7 @@ class Segment:
         ann: Any = None,
         metadata: list[dict[str, Any]] | None = None,
     ) -> None:
-        self.name, self.ids, self.hashes, self.sources, self.fields = name, ids, hashes, sources, fields
+        self.name, self.ids, self._hashes, self.sources, self.fields = name, ids, hashes, sources, fields
         self.folder = folder
         self.vectors, self.ann = vectors, ann  # dense embeddings (rows x dim) and their VectorIndex
         self._documents = documents  # in memory until written; then read back through the mmap
@@ -104,6 +104,15 @@ class Segment:
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    @property
+    def hashes(self) -> list[str]:
+        """Each row's content hash (``Document.hash``): a segment built in memory hashes its documents when
+        first asked (writing it, a sync, a merge), so an in-memory index that is only searched never does."""
+        if self._hashes is None:
+            assert self._documents is not None, "a segment without documents is built with its hashes"
+            self._hashes = [d.hash for d in self._documents]
+        return self._hashes
 
     @property
     def ann(self) -> Any:
@@ -150,7 +159,7 @@ class Segment:
         return cls(
             name,
             ids=[d.id for d in documents],
-            hashes=[d.hash for d in documents],
+            hashes=None,  # computed when first needed
             sources=[d.source for d in documents],
             fields=postings,
             documents=list(documents),
@@ -214,7 +223,7 @@ class Segment:
         """After ``write``: read postings, vectors and stored text from the files in ``folder`` from now
         on, so what was built in memory for them can be let go. Ids, hashes and metadata stay as they
         are (reading them back would make a second copy while the documents are still held)."""
-        self._metadata = self.metadata
+        self._metadata, self._hashes = self.metadata, self.hashes
         self.fields = {name: FieldPostings.load(folder, name) for name in self.fields}
         if self.vectors is not None:
             self.vectors = np.load(folder / "vectors.npy", mmap_mode="r")
