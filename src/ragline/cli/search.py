@@ -23,6 +23,7 @@ from ragline.cli.common import (
     restricted_filter,
     snippet,
 )
+from ragline.cli.plain_table import plain_table
 from ragline.freshness import stale_sources
 from ragline.index import BM25Params, Index
 from ragline.index.filters import restrict
@@ -80,17 +81,35 @@ def cmd_search(args: argparse.Namespace) -> int:
     if empty:
         stderr.print(Text(f"no results: {empty}", style="yellow"))
     title = f"{len(hits)} results for {args.query!r}" + (f" where {flt_text}" if flt_text else "")
-    table = Table(title=Text(title))
-    for column in ("#", "score", "id", "title / snippet"):
-        table.add_column(column, overflow="fold")
-    for h in hits:
-        cell = Text.assemble((h.title, "bold"), "\n" if h.title else "", snippet(h.text, terms, analyzer))
-        table.add_row(str(h.rank), f"{h.score:.3f}", Text(h.doc_id), cell)
-    Console().print(table)
+    rows = [(str(h.rank), f"{h.score:.3f}", h.doc_id, h.title, snippet(h.text, terms, analyzer)) for h in hits]
+    print_hits(Console(), title, rows)
     for x in stale:
         stderr.print(Text(f"warning: {x.doc_id} {x.status} on disk since it was indexed ({x.source}): "
                           "re-run `ragline index`", style="yellow"))  # fmt: skip
     return 0
+
+
+HEADERS = ("#", "score", "id", "title / snippet")
+
+
+def print_hits(console: Console, title: str, rows: list[tuple[str, str, str, str, str]]) -> None:
+    """The results table: (rank, score, id, title, snippet) per row, the title in bold above its snippet.
+
+    Without styles to print (a pipe, a file), as plain text equal to rich's table (``plain_table``: rich's
+    layout of it is most of a short search's time after its imports); else rich's table.
+    """
+    cells = [(rank, score, doc_id, f"{name}\n{text}" if name else text) for rank, score, doc_id, name, text in rows]
+    plain = plain_table(console, title, HEADERS, cells)
+    if plain is not None:
+        console.file.write(plain)
+        return
+    table = Table(title=Text(title))
+    for column in HEADERS:
+        table.add_column(column, overflow="fold")
+    for rank, score, doc_id, hit_title, text in rows:
+        cell = Text.assemble((hit_title, "bold"), "\n" if hit_title else "", text)
+        table.add_row(rank, score, Text(doc_id), cell)
+    console.print(table)
 
 
 def add_parser(sub: Any) -> None:
