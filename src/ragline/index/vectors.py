@@ -29,11 +29,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import logging
 import math
 import mmap
 import os
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,7 +57,6 @@ from ragline.lazy import lazy_module
 # Loaded at the first faiss call: a BM25-only search opens an index without paying for faiss.
 faiss = lazy_module("faiss")
 
-logger = logging.getLogger(__name__)
 
 __all__ = [
     "EXACT_SEARCH_BELOW",
@@ -192,7 +189,9 @@ class VectorIndex:
         x = self._prepare(vectors, "training vectors")
         reason = self._too_few_to_train(len(x))
         if reason is not None:
-            logger.warning("%s index falls back to exact flat search: %s", self._kind, reason)
+            import logging  # here, like tempfile below: a BM25 search loads this module and needs neither
+
+            logging.getLogger(__name__).warning("%s index falls back to exact flat search: %s", self._kind, reason)
             self._kind = "flat"
             self._index = self._new_index(0)
             return
@@ -354,6 +353,8 @@ class VectorIndex:
         """
         target = Path(path)
         index = self._index if self._index is not None else faiss.IndexFlatIP(self._dim)
+        import tempfile
+
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
         os.close(fd)
         try:
