@@ -105,3 +105,18 @@ def test_listwise_keeps_the_input_order_on_a_malformed_reply_and_logs_it(tmp_pat
     assert "no passage number" in caplog.text
     with pytest.raises(ConfigError, match="window"):
         build("reranker", "llm-listwise:window=1")
+
+
+def test_a_reranked_retriever_hands_the_pipelines_model_to_its_llm_reranker(tmp_path):
+    from ragline.index import Index, IndexSettings
+    from ragline.types import Document
+
+    index = Index.create(None, IndexSettings())
+    index.add(Document(h.doc_id, h.title, metadata={"acl": ["all"]}) for h in HITS)  # hit() puts the text there
+    index.commit()
+    model = Judge([])
+    retriever = build(
+        "retriever", 'reranked:first=bm25,reranker="llm-pointwise",depth=3', index=index, llm=CachedLLM(model)
+    )
+    ranked = retriever.rank("aspirin fever fuel", 3)
+    assert [doc_id for doc_id, _ in ranked] == ["c", "b", "a"] and len(model.calls) == 3  # no model of its own

@@ -35,12 +35,15 @@ class RerankedRetriever(Retriever):
         reranker: Spec = "cross",
         depth: int = 100,
         bm25: BM25Params | None = None,
+        llm: Any = None,
     ) -> None:
         super().__init__(index)
         if int(depth) < 1:
             raise ConfigError(f"retriever 'reranked': depth (candidates reranked) must be >= 1, got {depth}")
-        self.first: Retriever = build("retriever", first, index=index, bm25=bm25 or index.settings.bm25)
-        self.reranker = build("reranker", reranker, index=index)
+        # The pipeline's model (``llm``) goes on to an LLM reranker or transform inside, which would
+        # otherwise load a second one of its own.
+        self.first: Retriever = build("retriever", first, index=index, bm25=bm25 or index.settings.bm25, llm=llm)
+        self.reranker = build("reranker", reranker, index=index, llm=llm)
         self.depth = int(depth)
 
     @staticmethod
