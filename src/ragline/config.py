@@ -70,7 +70,7 @@ class IndexStage:
 class RetrieveStage:
     retriever: Spec = "hybrid"
     k: int = 5  # hits handed on (to the reranker, or to the reader when there is none)
-    versions: str = "current"  # current | as-of=DATE | all (ragline.answer.versions)
+    versions: str = "current"  # current | as-of=DATE | all (ragline.answer.version_policy)
     # Where the ACL filter runs: "inside" retrieval (forbidden chunks are never candidates). "after" (the
     # filter applied to the top-k, so restricted text reaches the reranker and the reader) exists only so
     # that `ragline doctor` can measure the leak; every other command refuses it (``require_safe``).
@@ -199,7 +199,7 @@ def _stage(kind: type, values: Any, where: str) -> Any:
             raise ConfigError(f"{where}: transforms must be a list of specs")
         given["transforms"] = tuple(given["transforms"])
     if "versions" in given:
-        from ragline.answer.versions import VersionPolicy
+        from ragline.answer.version_policy import VersionPolicy
 
         given["versions"] = str(VersionPolicy.parse(str(given["versions"])))  # checked here, named in the error
     for key, allowed in (("filter", FILTER_PLACEMENTS), ("freshness", FRESHNESS_CHECKS)):

@@ -6,8 +6,8 @@ import pytest
 
 from ragline.answer.context import build_context
 from ragline.answer.pipeline import RAGPipeline, build_reader
+from ragline.answer.version_policy import VersionPolicy
 from ragline.answer.versions import (
-    VersionPolicy,
     about_answer,
     conflict_note,
     find_conflicts,

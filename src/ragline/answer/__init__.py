@@ -17,7 +17,7 @@ import importlib
 from typing import Any
 
 # Names are loaded on first use (the "lazy loading" of Scientific Python's SPEC 1): importing one
-# submodule such as ``ragline.answer.versions`` runs this file first, and ``ragline search`` should not
+# submodule such as ``ragline.answer.version_policy`` runs this file first, and ``ragline search`` should not
 # pay for the readers, the LLM client and the judge it never calls.
 _SUBMODULE_OF = {
     "ParsedCitations": "citations",

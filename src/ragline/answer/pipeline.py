@@ -9,7 +9,7 @@ answer only from numbered sources and cite them). Built from specs::
     llm                              llm:model=local:smollm2-135m,max_tokens=96
 
 Retrieval runs as the asking user: the filter (an ACL clause, say) applies inside retrieval, so a
-forbidden document never reaches the context. The version policy (``ragline.answer.versions``:
+forbidden document never reaches the context. The version policy (``ragline.answer.version_policy``:
 ``current`` by default, ``as-of=DATE``, ``all``) is a filter inside retrieval too: under ``current`` a
 document whose successor is indexed is never retrieved, so the sources cannot conflict on a value the
 newer version changed. A question about change ("what changed ...") retrieves every version and is
@@ -28,7 +28,8 @@ from typing import Any
 from ragline.answer.context import Context, build_context, document_id
 from ragline.answer.extractive import ExtractiveReader
 from ragline.answer.prompt import answer_from_response, build_messages
-from ragline.answer.versions import VersionPolicy, answer_from_versions, is_change_question
+from ragline.answer.version_policy import VersionPolicy
+from ragline.answer.versions import answer_from_versions, is_change_question
 from ragline.components import build, register
 from ragline.config import PipelineConfig
 from ragline.errors import ConfigError
@@ -153,7 +154,7 @@ class RAGPipeline:
     guard: Any = None  # screens hits for injected instructions before the reader (ragline.roles.Guard)
     compressor: Any = None  # keeps each hit's best sentences before the context (ragline.roles.Compressor)
     compress_budget: int = 200
-    versions: VersionPolicy | str = "current"  # which versions retrieval may return (ragline.answer.versions)
+    versions: VersionPolicy | str = "current"  # which versions retrieval may return (ragline.answer.version_policy)
     retriever_obj: Any = field(init=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from ragline.answer.versions import POLICIES, versions_policy
+from ragline.answer.version_policy import POLICIES, versions_policy
 from ragline.cli.common import (
     add_common,
     add_config_flag,

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ragline.answer.versions import POLICIES, VersionPolicy, versions_policy
+from ragline.answer.version_policy import POLICIES, VersionPolicy, versions_policy
 from ragline.cli.common import (
     add_bm25_flags,
     add_common,
