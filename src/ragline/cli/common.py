@@ -126,16 +126,19 @@ def rate(value: float | None) -> str:
 _WORD = re.compile(r"\w+")
 
 
-def snippet(text: str, terms: set[str], analyzer: Analyzer, width: int = 200) -> str:
+def snippet(
+    text: str, terms: set[str], analyzer: Analyzer, width: int = 200, analyzed: dict[str, list[str]] | None = None
+) -> str:
     """A window of ``text`` (whitespace flattened) around the query terms, "…" where it is cut.
 
     The window starts a little before the first term match of the stretch that holds the most distinct
     query terms; words are matched through the index's analyzer, so "policies" finds "policy".
+    ``analyzed`` (word -> its terms) may be shared by the snippets of one result list: their words repeat.
     """
     flat = " ".join(text.split())
     if len(flat) <= width:
         return flat
-    analyzed: dict[str, list[str]] = {}
+    analyzed = {} if analyzed is None else analyzed
     matches = []  # (offset, term) of every word that is a query term
     for word in _WORD.finditer(flat) if terms else ():
         key = word.group()

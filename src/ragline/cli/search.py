@@ -49,6 +49,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     empty = empty_query_reason(args.query, analyzer)
     hits = [] if empty else retriever.search(args.query, args.k, flt)
     terms = set(analyzer(args.query))
+    words: dict[str, list[str]] = {}  # the terms of each word of the snippets (they repeat across hits)
     stale = stale_sources(index, hits) if config.retrieve.freshness != "off" else []  # off: the config skips it
     if args.output == "json":
         emit_json(
@@ -61,7 +62,7 @@ def cmd_search(args: argparse.Namespace) -> int:
                         "chunk_id": h.doc_id,
                         "score": h.score,
                         "title": h.title,
-                        "snippet": snippet(h.text, terms, analyzer),
+                        "snippet": snippet(h.text, terms, analyzer, analyzed=words),
                     }
                     for h in hits
                 ],
@@ -81,7 +82,10 @@ def cmd_search(args: argparse.Namespace) -> int:
     if empty:
         stderr.print(Text(f"no results: {empty}", style="yellow"))
     title = f"{len(hits)} results for {args.query!r}" + (f" where {flt_text}" if flt_text else "")
-    rows = [(str(h.rank), f"{h.score:.3f}", h.doc_id, h.title, snippet(h.text, terms, analyzer)) for h in hits]
+    rows = [
+        (str(h.rank), f"{h.score:.3f}", h.doc_id, h.title, snippet(h.text, terms, analyzer, analyzed=words))
+        for h in hits
+    ]
     print_hits(Console(), title, rows)
     for x in stale:
         stderr.print(Text(f"warning: {x.doc_id} {x.status} on disk since it was indexed ({x.source}): "
