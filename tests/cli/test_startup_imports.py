@@ -25,20 +25,49 @@ def test_a_named_command_parses_as_with_every_command_registered() -> None:
     assert vars(build_parser(argv).parse_args(argv)) == vars(build_parser().parse_args(argv))
 
 
-def test_bm25_search_loads_no_heavy_library(tmp_path: Path) -> None:
+# Loaded by no BM25 search: the heavy libraries of other commands and retrievers.
+HEAVY = ("scipy", "numba", "torch", "sentence_transformers", "transformers", "onnxruntime")
+# Loaded by no BM25 search that prints a table, since the start-up work made them lazy: provenance's git call
+# (JSON output only), the package-resource reader, the vector index's logging and temporary files, and the
+# answering side of version handling (change questions, conflicts, the context).
+LAZY = ("subprocess", "importlib.resources", "logging", "tempfile", "ragline.answer.versions", "ragline.answer.context")
+
+
+def _search_loads(tmp_path: Path, *flags: str) -> tuple[str, list[str], bool]:
+    """A BM25 search's stdout in a fresh process, the modules of HEAVY + LAZY it loaded, and whether it
+    compiled the CJK character classes (an English query on English text must not)."""
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "a.md").write_text("# Receipts\n\nKeep every receipt above the threshold.\n")
     env = {**os.environ, "PYTHONPATH": str(SRC), "RAGLINE_CACHE": str(tmp_path / "cache")}
     index = str(tmp_path / "idx")
-    run = [sys.executable, "-m", "ragline"]
-    subprocess.run([*run, "index", str(tmp_path / "docs"), "--index", index, "--embedder", "none"], env=env, check=True)
+    # The index records the file's signature though it was written just now (as it does for a file older than
+    # two seconds), so the stale-source check trusts it instead of reading it again with every loader.
+    build = (
+        "import sys; from ragline.cli import main; from ragline.freshness import VerifiedFiles; "
+        f"VerifiedFiles.RACY_SECONDS = 0; sys.exit(main(['index', {str(tmp_path / 'docs')!r}, '--index', {index!r}, "
+        "'--embedder', 'none']))"
+    )
+    subprocess.run([sys.executable, "-c", build], env=env, check=True, capture_output=True)
     probe = (
-        "import sys, json; from ragline.cli import main; "
-        f"code = main(['search', 'receipt threshold', '--index', {index!r}, '--output', 'json']); "
-        "print(json.dumps(sorted(m for m in ('scipy', 'numba', 'torch', 'sentence_transformers', 'transformers') "
-        "if m in sys.modules)), file=sys.stderr); sys.exit(code)"
+        "import sys, json; from ragline.cli import main; from ragline.text.scripts import cjk_run; "
+        f"code = main(['search', 'receipt threshold', '--index', {index!r}, *{list(flags)!r}]); "
+        f"print(json.dumps([sorted(m for m in {HEAVY + LAZY!r} if m in sys.modules), "
+        "cjk_run.cache_info().currsize > 0]), file=sys.stderr); sys.exit(code)"
     )
     done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
-    assert json.loads(done.stdout)["hits"], done.stdout
-    loaded = json.loads(done.stderr.strip().splitlines()[-1])
+    loaded, compiled = json.loads(done.stderr.strip().splitlines()[-1])
+    return done.stdout, loaded, compiled
+
+
+def test_bm25_search_loads_no_heavy_library(tmp_path: Path) -> None:
+    out, loaded, compiled = _search_loads(tmp_path, "--output", "json")
+    assert json.loads(out)["hits"], out
+    assert loaded == ["subprocess"], loaded  # the commit and dirty flag of the JSON's provenance ask git
+    assert not compiled
+
+
+def test_a_bm25_search_printing_a_table_loads_nothing_made_lazy(tmp_path: Path) -> None:
+    out, loaded, compiled = _search_loads(tmp_path)
+    assert "1 results for 'receipt threshold'" in out and "a#0" in out, out
     assert loaded == [], loaded
+    assert not compiled
