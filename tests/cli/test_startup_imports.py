@@ -62,7 +62,7 @@ def _search_loads(tmp_path: Path, *flags: str) -> tuple[str, list[str], bool]:
 def test_bm25_search_loads_no_heavy_library(tmp_path: Path) -> None:
     out, loaded, compiled = _search_loads(tmp_path, "--output", "json")
     assert json.loads(out)["hits"], out
-    assert loaded == ["subprocess"], loaded  # the commit and dirty flag of the JSON's provenance ask git
+    assert set(loaded) <= {"subprocess"}, loaded  # from a checkout, the JSON's provenance asks git for the commit
     assert not compiled
 
 
