@@ -106,6 +106,7 @@ def print_hits(console: Console, title: str, rows: list[tuple[str, str, str, str
     plain = plain_table(console, title, HEADERS, cells)
     if plain is not None:
         console.file.write(plain)
+        console.file.flush()  # as rich does: warnings on stderr follow the table in a shared file (2>&1)
         return
     table = Table(title=Text(title))
     for column in HEADERS:
