@@ -22,6 +22,11 @@ from ragline.types import Document
 DIM = 16
 
 
+def allowed(index, si, node):
+    """The rows a vector search of segment ``si`` may return, as packed for faiss (kept per filter)."""
+    return index._vector_masks.allowed(si, index.segments[si], index.deleted[si], node)
+
+
 def vector_index(kind: str, n: int = 400, seed: int = 0) -> tuple[Index, np.ndarray]:
     """An index whose vectors are given (no model): rows in 8 clusters, metadata group = row % 100."""
     rng = np.random.default_rng(seed)
@@ -153,10 +158,10 @@ def test_a_repeated_filter_is_prepared_once_per_segment(monkeypatch: pytest.Monk
     monkeypatch.setattr(dense, "EXACT_SEGMENT_ROWS", 0)  # a segment large enough for its faiss index
     index, vectors = vector_index("hnsw")
     first = [index.search_vector(q, 10, "acl = all") for q in vectors[:5]]
-    prepared = index._vector_allowed(0, parse_filter("acl = all"))
+    prepared = allowed(index, 0, parse_filter("acl = all"))
     assert isinstance(prepared, AllowedRows) and prepared.params  # used by the searches above
     again = [index.search_vector(q, 10, "acl = all") for q in vectors[:5]]
-    assert again == first and index._vector_allowed(0, parse_filter("acl = all")) is prepared
+    assert again == first and allowed(index, 0, parse_filter("acl = all")) is prepared
     assert all(int(index.segments[si].ids[r][1:]) % 2 for hits in again for si, r, _ in hits)
 
 
@@ -167,8 +172,8 @@ def test_kept_vector_masks_follow_each_commit(flt: str | None) -> None:
     index.delete([f"d{i}" for i in range(0, 400, 3)])
     index.commit()
     node = parse_filter(flt)
-    kept = index._vector_allowed(0, node)
-    assert kept is index._vector_allowed(0, node) and isinstance(kept, AllowedRows)
+    kept = allowed(index, 0, node)
+    assert kept is allowed(index, 0, node) and isinstance(kept, AllowedRows)
     before = [index.search_vector(q, 10, flt) for q in vectors[:10]]
     assert all(int(index.segments[si].ids[r][1:]) % 3 for hits in before for si, r, _ in hits)
     index.delete([f"d{i}" for i in range(1, 400, 5)])

@@ -116,7 +116,10 @@ def test_a_reranked_retriever_hands_the_pipelines_model_to_its_llm_reranker(tmp_
     index.commit()
     model = Judge([])
     retriever = build(
-        "retriever", 'reranked:first=bm25,reranker="llm-pointwise",depth=3', index=index, llm=CachedLLM(model)
+        "retriever",
+        'reranked:first=bm25,reranker="llm-pointwise",depth=3',
+        index=index,
+        llm=CachedLLM(model, LLMResponseCache(tmp_path)),
     )
     ranked = retriever.rank("aspirin fever fuel", 3)
     assert [doc_id for doc_id, _ in ranked] == ["c", "b", "a"] and len(model.calls) == 3  # no model of its own

@@ -44,7 +44,6 @@ from ragline.index.storage import (
     write_manifest,
     write_segments,
 )
-from ragline.index.vectors import AllowedRows
 from ragline.text import Analyzer, get_analyzer
 from ragline.types import Document, Hit, document_id_of
 
@@ -306,9 +305,9 @@ class Index:
         """Nearest live rows to ``vector``; deletes and ``filter`` are masks inside the ANN search."""
         return search_vector(self.segments, self.deleted, vector, k, parse_filter(filter), self._vector_masks)
 
-    def _vector_allowed(self, si: int, node: Any) -> AllowedRows | None:
-        """Rows of segment ``si`` a vector search may return: live and passing ``node`` (None: every row)."""
-        return self._vector_masks.allowed(si, self.segments[si], self.deleted[si], node)
+    def live_mask(self, si: int, node: Any) -> np.ndarray | None:
+        """Rows of segment ``si`` a search may return, live and passing ``node``, as a mask (None: every row)."""
+        return self._vector_masks.mask(si, self.segments[si], self.deleted[si], node)
 
     # -- writing ----------------------------------------------------------------------------------
     def add(self, documents: Iterable[Document], vectors: np.ndarray | None = None) -> int:

@@ -72,6 +72,10 @@ class Embedder:
     def token_embeddings(self, text: str) -> tuple[Offsets, np.ndarray]:
         raise ModelError(f"{self.spec.name} ({self.spec.kind}) gives no token-level outputs")
 
+    def token_embeddings_batch(self, texts: Sequence[str]) -> list[tuple[Offsets, np.ndarray]]:
+        """``token_embeddings`` of each of ``texts``; models that can run them in batches do."""
+        return [self.token_embeddings(text) for text in texts]
+
     def _embed(self, texts: Sequence[str], *, is_query: bool, batch_size: int, progress: bool) -> np.ndarray:
         if isinstance(texts, str):
             raise TypeError("pass a list of texts, not one string")
@@ -159,18 +163,30 @@ class SentenceTransformerEmbedder(Embedder):
         "Late Chunking: Contextual Chunk Embeddings Using Long-Context Embedding Models", 2024): mean-pool
         the vectors of a chunk's tokens.
         """
-        prefix = self.spec.passage_prefix
-        encoding = self.model.tokenizer(
-            prefix + text, return_offsets_mapping=True, truncation=True, max_length=self.max_seq_length
+        return self.token_embeddings_batch([text])[0]
+
+    def token_embeddings_batch(self, texts: Sequence[str], batch_size: int = 32) -> list[tuple[Offsets, np.ndarray]]:
+        """``token_embeddings`` of each of ``texts``, encoded in batches (sentence-transformers sorts them by
+        length and trims each text's vectors to its own tokens): equal to one text at a time."""
+        prefix, cut = self.spec.passage_prefix, len(self.spec.passage_prefix)
+        inputs = [prefix + text for text in texts]
+        if not inputs:
+            return []
+        encodings = self.model.tokenizer(
+            inputs, return_offsets_mapping=True, truncation=True, max_length=self.max_seq_length
+        )["offset_mapping"]
+        outputs = self.model.encode(
+            inputs, output_value="token_embeddings", batch_size=batch_size, show_progress_bar=False
         )
-        cut = len(prefix)
-        # Spans come relative to prefix + text; special tokens come as (0, 0), prefix tokens end inside it.
-        offsets = [(max(s - cut, 0), e - cut) if e > cut else (0, 0) for s, e in encoding["offset_mapping"]]
-        output = self.model.encode([prefix + text], output_value="token_embeddings", show_progress_bar=False)[0]
-        vectors = np.asarray(output.cpu() if hasattr(output, "cpu") else output, dtype=np.float32)
-        if len(vectors) != len(offsets):  # the model tokenized differently from its own tokenizer: never seen
-            raise ModelError(f"{self.spec.name}: {len(vectors)} token vectors for {len(offsets)} tokens")
-        return offsets, vectors
+        results = []
+        for spans, output in zip(encodings, outputs):
+            # Spans come relative to prefix + text; special tokens come as (0, 0), prefix tokens end inside it.
+            offsets = [(max(s - cut, 0), e - cut) if e > cut else (0, 0) for s, e in spans]
+            vectors = np.asarray(output.cpu() if hasattr(output, "cpu") else output, dtype=np.float32)
+            if len(vectors) != len(offsets):  # the model tokenized differently from its own tokenizer: never seen
+                raise ModelError(f"{self.spec.name}: {len(vectors)} token vectors for {len(offsets)} tokens")
+            results.append((offsets, vectors))
+        return results
 
 
 def _load_sentence_transformer(spec: EmbedderSpec) -> Any:
