@@ -97,3 +97,17 @@ def test_token_vectors_in_a_batch_equal_one_text_at_a_time():
         assert offsets == alone_offsets and vectors.shape == alone.shape
         np.testing.assert_allclose(vectors, alone, atol=1e-4)  # padding in a batch changes nothing
     assert [len(v) for v in reranker.token_vectors_batch(texts)] == [len(reranker.token_vectors(t)) for t in texts]
+
+
+def test_maxsim_interpolated_with_the_first_stage_as_the_cross_encoder_is():
+    hits = [
+        Hit("cars", 9.0, 1, "Cars", "Electric cars need large batteries and charging stations."),
+        Hit("sleep", 1.0, 2, "Sleep", "Students who sleep after studying remember more vocabulary."),
+    ]
+    query = "does sleep improve memory of new words"
+    assert [h.doc_id for h in build("reranker", "maxsim").rerank(query, hits, 2)] == ["sleep", "cars"]
+    # mostly the first stage's (z-scored) score: its order stays, and the score is the mix
+    mixed = build("reranker", "maxsim:interpolate=0.1").rerank(query, hits, 2)
+    assert [h.doc_id for h in mixed] == ["cars", "sleep"] and mixed[0].score == pytest.approx(0.8)
+    with pytest.raises(ConfigError, match="reranker 'maxsim': interpolate must be in 0..1"):
+        build("reranker", "maxsim:interpolate=1.5")

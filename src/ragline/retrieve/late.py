@@ -19,7 +19,6 @@ top ``k``.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -32,7 +31,7 @@ from ragline.index.store import Index
 from ragline.models.embedders import load_embedder
 from ragline.progress import track
 from ragline.retrieve.base import Ranked, Retriever, empty_query_reason
-from ragline.retrieve.rerank_cross import passage_of
+from ragline.retrieve.rerank_cross import interpolation_weight, passage_of, reordered
 from ragline.types import Hit
 
 # Token vectors scored against a query at once, bounding the score matrix's memory (query tokens x this).
@@ -58,9 +57,10 @@ def maxsim(query: np.ndarray, passage: np.ndarray) -> float:
 class MaxSimReranker:
     """ColBERT-style MaxSim over the embedder's token vectors (float16), passages encoded once each."""
 
-    def __init__(self, embedder: str = "minilm") -> None:
+    def __init__(self, embedder: str = "minilm", interpolate: float = 1.0) -> None:
         self.embedder_name = embedder
         self.embedder = load_embedder(embedder)
+        self.interpolate = interpolation_weight("maxsim", interpolate)  # mixed with the first stage's, as cross
         self.vectors: dict[tuple[str, int], np.ndarray] = {}
 
     def token_vectors(self, text: str) -> np.ndarray:
@@ -84,15 +84,19 @@ class MaxSimReranker:
         return [maxsim(q, passage) for passage in self._passages(hits)]
 
     def rerank(self, query: str, hits: list[Hit], k: int) -> list[Hit]:
-        scores = self.scores(query, hits)
-        order = sorted(range(len(hits)), key=lambda i: (-scores[i], hits[i].rank))[:k]
-        return [replace(hits[i], score=scores[i], rank=rank) for rank, i in enumerate(order, start=1)]
+        return reordered(hits, self.scores(query, hits), self.interpolate, k)
 
     def stored_bytes(self) -> int:
         return sum(v.nbytes for v in self.vectors.values())
 
     def config(self) -> dict[str, Any]:
-        return {"name": "maxsim", "embedder": self.embedder_name, "embedder_id": self.embedder.id, "dtype": "float16"}
+        return {
+            "name": "maxsim",
+            "embedder": self.embedder_name,
+            "embedder_id": self.embedder.id,
+            "dtype": "float16",
+            "interpolate": self.interpolate,
+        }
 
 
 @register("retriever", "maxsim")
@@ -153,7 +157,9 @@ class MaxSimRetriever(Retriever):
         return sum(v.nbytes + s.nbytes for v, s in self.packed.values())
 
     def config(self) -> dict[str, Any]:
-        return {**self.encoder.config(), "max_rows": self.max_rows}
+        encoder = self.encoder.config()
+        return {"name": self.name, "embedder": encoder["embedder"], "embedder_id": encoder["embedder_id"],
+                "dtype": encoder["dtype"], "max_rows": self.max_rows}  # fmt: skip
 
 
 def segment_maxsim(q: np.ndarray, vectors: np.ndarray, starts: np.ndarray) -> np.ndarray:

@@ -88,6 +88,23 @@ def interpolated(cross: Sequence[float], first: Sequence[float], weight: float) 
     return np.array([mixed[key] for key in keys])
 
 
+def interpolation_weight(reranker: str, weight: float) -> float:
+    """``weight`` checked to be in 0..1 (1: the reranker's own score alone), else a ConfigError naming ``reranker``."""
+    if not 0.0 <= float(weight) <= 1.0:
+        raise ConfigError(f"reranker {reranker!r}: interpolate must be in 0..1 (1: its own score only), got {weight}")
+    return float(weight)
+
+
+def reordered(hits: Sequence[Hit], scores: Sequence[float], weight: float, k: int) -> list[Hit]:
+    """The best ``k`` of ``hits`` by ``scores`` mixed with their first-stage scores (``interpolated``), renumbered;
+    equal scores keep the first stage's order."""
+    if not hits:
+        return []
+    final = interpolated(scores, [hit.score for hit in hits], weight)
+    order = sorted(range(len(hits)), key=lambda i: (-final[i], hits[i].rank))[:k]
+    return [replace(hits[i], score=float(final[i]), rank=rank) for rank, i in enumerate(order, start=1)]
+
+
 @register("reranker", "cross")
 class CrossEncoderReranker:
     """A cross-encoder over the candidates (model=trained:NAME, a folder or hub id; batch_size, max_length)."""
@@ -99,14 +116,10 @@ class CrossEncoderReranker:
         max_length: int = 256,
         interpolate: float = 1.0,
     ) -> None:
-        if not 0.0 <= float(interpolate) <= 1.0:
-            raise ConfigError(
-                f"reranker 'cross': interpolate must be in 0..1 (1: cross-encoder only), got {interpolate}"
-            )
         if int(batch_size) < 1 or int(max_length) < 8:
             raise ConfigError(f"reranker 'cross': batch_size >= 1 and max_length >= 8, got {batch_size}, {max_length}")
         self.model, self.batch_size, self.max_length = str(model), int(batch_size), int(max_length)
-        self.interpolate = float(interpolate)
+        self.interpolate = interpolation_weight("cross", interpolate)
         resolve_model(self.model, "reranker")  # a trained:NAME never trained fails now, naming the command
         self._encoder: Any = None
 
@@ -121,11 +134,7 @@ class CrossEncoderReranker:
         return score_pairs(self.encoder, query, [passage_of(hit) for hit in hits], self.batch_size)
 
     def rerank(self, query: str, hits: list[Hit], k: int) -> list[Hit]:
-        if not hits:
-            return []
-        final = interpolated(self.scores(query, hits), [hit.score for hit in hits], self.interpolate)
-        order = sorted(range(len(hits)), key=lambda i: (-final[i], hits[i].rank))[:k]
-        return [replace(hits[i], score=float(final[i]), rank=rank) for rank, i in enumerate(order, start=1)]
+        return reordered(hits, self.scores(query, hits) if hits else [], self.interpolate, k)
 
     def config(self) -> dict[str, Any]:
         try:

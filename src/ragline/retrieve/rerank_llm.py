@@ -28,7 +28,7 @@ from typing import Any
 from ragline.components import register
 from ragline.errors import ConfigError
 from ragline.models.llm.cache import acl_scope
-from ragline.retrieve.rerank_cross import interpolated, passage_of
+from ragline.retrieve.rerank_cross import interpolation_weight, passage_of, reordered
 from ragline.types import Hit
 
 log = logging.getLogger(__name__)
@@ -91,9 +91,7 @@ class PointwiseLLMReranker(_LLMReranker):
         top: int = 10,
     ) -> None:  # fmt: skip
         super().__init__(llm, model, words)
-        if not 0.0 <= float(interpolate) <= 1.0:
-            raise ConfigError(f"reranker 'llm-pointwise': interpolate must be in 0..1, got {interpolate}")
-        self.interpolate, self.top = float(interpolate), int(top)
+        self.interpolate, self.top = interpolation_weight("llm-pointwise", interpolate), int(top)
 
     def score(self, query: str, hit: Hit) -> float:
         """P(yes) for one candidate; 0.5 (no evidence either way) when neither answer is among the top tokens."""
@@ -111,12 +109,7 @@ class PointwiseLLMReranker(_LLMReranker):
         return [self.score(query, hit) for hit in hits]
 
     def rerank(self, query: str, hits: list[Hit], k: int) -> list[Hit]:
-        if not hits:
-            return []
-        scores = self.scores(query, hits)
-        final = interpolated(scores, [hit.score for hit in hits], self.interpolate)
-        order = sorted(range(len(hits)), key=lambda i: (-final[i], hits[i].rank))[:k]
-        return [replace(hits[i], score=float(final[i]), rank=rank) for rank, i in enumerate(order, start=1)]
+        return reordered(hits, self.scores(query, hits), self.interpolate, k)
 
     def config(self) -> dict[str, Any]:
         return {**super().config(), "interpolate": self.interpolate, "top": self.top}
