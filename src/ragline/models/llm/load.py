@@ -5,6 +5,9 @@ Specs:
 * ``local:qwen2.5-coder-0.5b`` (the default): Qwen2.5-Coder-0.5B-Instruct Q4_K_M, packaged (see ``gguf.py``).
 * ``local:smollm2-135m``: SmolLM2-135M-Instruct Q4_1, packaged; fast and weak, for smoke tests.
 * ``local:/path/to/model.gguf``: any GGUF chat model on disk (``~`` is expanded).
+* A local spec takes options as a query: ``local:qwen2.5-coder-0.5b?threads=2&prefix_cache=false``, with
+  ``threads`` (generation), ``batch_threads`` (prompt reading), ``context`` (tokens), ``prefix_cache`` and
+  ``timeout`` (seconds a request may take), so a pipeline file or ``--llm`` can set them.
 * ``openai:http://127.0.0.1:8080/v1?model=NAME``: an OpenAI-compatible server; the API key is read
   from ``$OPENAI_API_KEY`` when set. Optional query fields: ``timeout`` (seconds a read may take),
   ``retries`` and ``context`` (the model's context in tokens: a prompt too long for it fails before sending).
@@ -69,9 +72,38 @@ def shared_llm(spec: str | None = None) -> Any:
         return _shared[key]
 
 
+# A local spec's query fields: name -> (LocalLLM's argument, how the text is read).
+LOCAL_OPTIONS: dict[str, tuple[str, Any]] = {
+    "threads": ("n_threads", int),
+    "batch_threads": ("n_batch_threads", int),
+    "context": ("n_ctx", int),
+    "prefix_cache": ("prefix_cache", lambda text: {"1": True, "true": True, "0": False, "false": False}[text.lower()]),
+    "timeout": ("timeout_s", float),
+}
+
+
+def local_options(name: str) -> tuple[str, dict[str, Any]]:
+    """(model name or path, LocalLLM arguments) of a local spec's ``NAME?key=value&...``."""
+    if "?" not in name or Path(name).expanduser().is_file():
+        return name, {}
+    name, _, query = name.partition("?")
+    options: dict[str, Any] = {}
+    for key, values in parse_qs(query, keep_blank_values=True).items():
+        if key not in LOCAL_OPTIONS:
+            raise ConfigError(f"local:{name}: unknown option {key!r}; known: {', '.join(LOCAL_OPTIONS)}")
+        argument, read = LOCAL_OPTIONS[key]
+        try:
+            options[argument] = read(values[-1])
+        except (KeyError, ValueError):
+            raise ConfigError(f"local:{name}: {key}={values[-1]!r} is not a valid value") from None
+    return name, options
+
+
 def _local(name: str, options: dict[str, Any]) -> LLM:
     from ragline.models.llm.local import LocalLLM  # imports nothing heavy until a local model is asked for
 
+    name, given = local_options(name)
+    options = {**given, **options}  # arguments passed in code win over the spec's
     models_dir = options.pop("models_dir", None)  # only packaged models are joined into a folder
     packaged = PACKAGED_GGUF.get(name.lower())
     if packaged is not None:
