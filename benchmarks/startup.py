@@ -66,8 +66,10 @@ def main() -> None:
 
     subprocess.run([python, "-m", "compileall", "-q", str(Path(ragline.__file__).parent)], check=True)
     index = str(work / "idx")
-    subprocess.run([*cli, "corpus", "orrin", "--format", "markdown", "--out", str(work / "orrin")], env=env, check=True)
-    subprocess.run([*cli, "index", str(work / "orrin"), "--index", index], env=env, check=True)
+    # Their summaries are dropped (progress still goes to stderr): stdout holds only the result's JSON line.
+    for setup in (["corpus", "orrin", "--format", "markdown", "--out", str(work / "orrin")],
+                  ["index", str(work / "orrin"), "--index", index]):  # fmt: skip
+        subprocess.run([*cli, *setup], env=env, check=True, stdout=subprocess.DEVNULL)
     # One hybrid search first: it makes the ONNX export of the query embedder when none is cached yet.
     subprocess.run([*cli, "search", "warm up", "--index", index], env=env, check=True, capture_output=True)
     commands: dict[str, Any] = {
