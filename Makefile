@@ -46,11 +46,13 @@ bench: $(STAMP)
 
 # The best SciFact pipeline: train its models on the train split (each skipped when already trained with the
 # same settings and base), then evaluate on the test split; the last line is `ragline eval`'s JSON. The
-# embedder is trained twice: one epoch from MiniLM, then one more from that model with negatives it mines.
+# embedder is trained three times: one epoch from MiniLM, then one more from each round with the negatives it mines.
 scifact-best: $(STAMP)
 	$(BIN)/python -m ragline train reranker $(BENCH)/scifact --name scifact --negatives 5 --eval-every 40 --max-length 192
 	$(BIN)/python -m ragline train embedder $(BENCH)/scifact --name scifact-embedder --max-seq-length 128 --dev-pool 3 --eval-every 23
 	$(BIN)/python -m ragline train embedder $(BENCH)/scifact --name scifact-embedder-r2 --base trained:scifact-embedder \
+		--max-seq-length 128 --dev-pool 3 --eval-every 23
+	$(BIN)/python -m ragline train embedder $(BENCH)/scifact --name scifact-embedder-r3 --base trained:scifact-embedder-r2 \
 		--max-seq-length 128 --dev-pool 3 --eval-every 23
 	$(BIN)/python -m ragline eval $(BENCH)/scifact --split test --config pipelines/scifact-best.toml --output json
 
