@@ -169,3 +169,18 @@ def test_index_with_a_chunker_syncs_chunks_and_keeps_a_failed_files_chunks(capsy
     assert hits[0]["doc_id"] == "vpn" and hits[0]["chunk_id"].startswith("vpn#")
     # another chunker on the same index is refused, not silently mixed
     assert main(["index", str(docs), "--index", index, "--embedder", "none", "--chunker", "fixed:size=8"]) == 2
+
+
+def test_one_query_commands_get_one_blas_thread_unless_the_user_chose() -> None:
+    from ragline.cli import one_query_blas
+
+    for argv, given, expected in [
+        (["search", "x"], {}, {"OPENBLAS_NUM_THREADS": "1"}),
+        (["--version"], {}, {}),
+        (["ask", "x", "--reader", "extractive"], {"OPENBLAS_NUM_THREADS": "2"}, {"OPENBLAS_NUM_THREADS": "2"}),
+        (["index", "./docs"], {}, {}),  # indexing multiplies large matrices: the default stays
+        (["eval", "./data"], {}, {}),
+    ]:
+        environ = dict(given)
+        one_query_blas(argv, environ)
+        assert environ == expected, argv

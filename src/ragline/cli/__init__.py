@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+from collections.abc import MutableMapping
 
 from rich.text import Text
 
@@ -47,6 +49,19 @@ def command_module(argv: list[str]) -> str | None:
     return COMMAND_NAMES.get(first)
 
 
+# Commands that answer one query. Their matrix products (the query encoder's) are too small to share between
+# BLAS threads, and OpenBLAS's second thread spins while the process runs: on cores busy with other work a
+# hybrid search took 0.4-1.0 s instead of 0.18-0.21 s (BENCHMARKS.md, "Speed"). Indexing and evaluation
+# multiply large matrices and keep the default.
+ONE_QUERY_COMMANDS = ("search", "ask", "explain")
+
+
+def one_query_blas(argv: list[str], environ: MutableMapping[str, str]) -> None:
+    """One OpenBLAS thread for a one-query command, set before numpy loads; a value the user set wins."""
+    if command_module(argv) in ONE_QUERY_COMMANDS:
+        environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     """The parser; given ``argv`` that names a sub-command, with only that one registered.
 
@@ -69,6 +84,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    one_query_blas(argv, os.environ)
     args = build_parser(argv).parse_args(argv)
     try:
         return args.func(args)
