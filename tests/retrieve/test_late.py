@@ -111,3 +111,9 @@ def test_maxsim_interpolated_with_the_first_stage_as_the_cross_encoder_is():
     assert [h.doc_id for h in mixed] == ["cars", "sleep"] and mixed[0].score == pytest.approx(0.8)
     with pytest.raises(ConfigError, match="reranker 'maxsim': interpolate must be in 0..1"):
         build("reranker", "maxsim:interpolate=1.5")
+
+
+def test_maxsim_reranker_encodes_nothing_for_no_candidates(monkeypatch):
+    reranker = build("reranker", "maxsim")
+    monkeypatch.setattr(reranker, "token_vectors_batch", lambda texts: pytest.fail("encoded without candidates"))
+    assert reranker.rerank("does sleep improve memory", [], 5) == []

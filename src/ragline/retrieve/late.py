@@ -84,7 +84,7 @@ class MaxSimReranker:
         return [maxsim(q, passage) for passage in self._passages(hits)]
 
     def rerank(self, query: str, hits: list[Hit], k: int) -> list[Hit]:
-        return reordered(hits, self.scores(query, hits), self.interpolate, k)
+        return reordered(hits, lambda candidates: self.scores(query, candidates), self.interpolate, k)
 
     def stored_bytes(self) -> int:
         return sum(v.nbytes for v in self.vectors.values())

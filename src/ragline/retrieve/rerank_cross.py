@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -95,12 +95,12 @@ def interpolation_weight(reranker: str, weight: float) -> float:
     return float(weight)
 
 
-def reordered(hits: Sequence[Hit], scores: Sequence[float], weight: float, k: int) -> list[Hit]:
-    """The best ``k`` of ``hits`` by ``scores`` mixed with their first-stage scores (``interpolated``), renumbered;
-    equal scores keep the first stage's order."""
+def reordered(hits: list[Hit], score: Callable[[list[Hit]], Sequence[float]], weight: float, k: int) -> list[Hit]:
+    """The best ``k`` of ``hits`` by ``score(hits)`` mixed with their first-stage scores (``interpolated``),
+    renumbered; equal scores keep the first stage's order. No hits: no model is asked anything."""
     if not hits:
         return []
-    final = interpolated(scores, [hit.score for hit in hits], weight)
+    final = interpolated(score(hits), [hit.score for hit in hits], weight)
     order = sorted(range(len(hits)), key=lambda i: (-final[i], hits[i].rank))[:k]
     return [replace(hits[i], score=float(final[i]), rank=rank) for rank, i in enumerate(order, start=1)]
 
@@ -134,7 +134,7 @@ class CrossEncoderReranker:
         return score_pairs(self.encoder, query, [passage_of(hit) for hit in hits], self.batch_size)
 
     def rerank(self, query: str, hits: list[Hit], k: int) -> list[Hit]:
-        return reordered(hits, self.scores(query, hits) if hits else [], self.interpolate, k)
+        return reordered(hits, lambda candidates: self.scores(query, candidates), self.interpolate, k)
 
     def config(self) -> dict[str, Any]:
         try:

@@ -109,7 +109,7 @@ class PointwiseLLMReranker(_LLMReranker):
         return [self.score(query, hit) for hit in hits]
 
     def rerank(self, query: str, hits: list[Hit], k: int) -> list[Hit]:
-        return reordered(hits, self.scores(query, hits), self.interpolate, k)
+        return reordered(hits, lambda candidates: self.scores(query, candidates), self.interpolate, k)
 
     def config(self) -> dict[str, Any]:
         return {**super().config(), "interpolate": self.interpolate, "top": self.top}
