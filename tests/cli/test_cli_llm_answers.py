@@ -91,9 +91,8 @@ def test_a_question_too_long_for_the_context_is_refused_before_any_request(index
     question = "How much does band 4 pay? " + "word " * 20_000  # about 100 KB
     with StubServer("Band 4 pays $84,000 [1].") as server:
         pipeline = pipeline_on(server, index, context_tokens=512)
-        context = pipeline.context(question)
         with pytest.raises(ModelError) as error:
-            read_answer(pipeline, question, context, None)
+            read_answer(pipeline, question, None, None)
     assert "the question is 20006 tokens; the model's context is 512 tokens" in str(error.value)
     assert "shorten the question" in str(error.value)
     assert "/v1/chat/completions" not in server.paths  # nothing was sent to be refused by the server
@@ -105,22 +104,21 @@ def test_a_server_that_refuses_a_long_prompt_is_reported_as_too_long(index: Inde
     with StubServer(refusal, status=400) as server:
         pipeline = pipeline_on(server, index)  # context unknown: the server's answer is translated
         with pytest.raises(LLMContextExceededError, match="the prompt is longer than the model's context"):
-            read_answer(pipeline, "How much does band 4 pay?", pipeline.context("How much does band 4 pay?"), None)
+            read_answer(pipeline, "How much does band 4 pay?", None, None)
 
 
 def test_an_answer_without_citations_is_flagged(index: Index) -> None:
     question = "How much does band 4 pay?"
     with StubServer("Bananas are yellow.") as server:
         pipeline = pipeline_on(server, index, context_tokens=4096)
-        context = pipeline.context(question)
-        answer = read_answer(pipeline, question, context, None)
+        answer, context = read_answer(pipeline, question, None, None)
     assert not answer.abstained and answer.citations == []
     console = Console(width=200, record=True)
     print_answer(console, answer, context, index.settings.analyzer, question)
     assert "no citation: this answer is not backed by the sources" in console.export_text()
     with StubServer("Band 4 pays $84,000 [1].") as server:
         pipeline = pipeline_on(server, index, context_tokens=4096)
-        cited = read_answer(pipeline, question, context, None)
+        cited, context = read_answer(pipeline, question, None, None)
     console = Console(width=200, record=True)
     print_answer(console, cited, context, index.settings.analyzer, question)
     assert cited.citations and "no citation" not in console.export_text()

@@ -14,14 +14,17 @@ forbidden document never reaches the context. The version policy (``ragline.answ
 document whose successor is indexed is never retrieved, so the sources cannot conflict on a value the
 newer version changed. A question about change ("what changed ...") retrieves every version and is
 answered from the values that differ, citing both versions. Sources that still disagree are listed in
-``answer.details["conflicts"]``. A query with no searchable terms retrieves nothing (see
-``empty_query_reason``).
+``answer.details["conflicts"]``; when the best sources tie and contradict each other, the answer states both
+sides, not the one that happened to rank first (``tied_conflict_answer``). ``RAGPipeline.stream`` is the one
+answering path: ``answer``, ``ragline ask`` and the server all read through it. A query with no
+searchable terms retrieves nothing (see ``empty_query_reason``).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import closing, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +32,7 @@ from ragline.answer.context import Context, build_context, document_id
 from ragline.answer.extractive import ExtractiveReader
 from ragline.answer.prompt import answer_from_response, build_messages
 from ragline.answer.version_policy import VersionPolicy
-from ragline.answer.versions import answer_from_versions, is_change_question
+from ragline.answer.versions import annotate_conflicts, given_answer, is_change_question
 from ragline.components import build, register
 from ragline.config import PipelineConfig
 from ragline.errors import ConfigError
@@ -126,6 +129,17 @@ def drop_superseded(hits: list[Hit]) -> list[Hit]:
     """Hits without those whose document's ``superseded_by`` successor was retrieved too."""
     retrieved = {document_id(h) for h in hits}
     return [h for h in hits if h.metadata.get("superseded_by") not in retrieved]
+
+
+@dataclass
+class Prepared:
+    """Everything before the reader for one question (all of it reads the index): the context the reader
+    reads, and ``answer`` where no reader is needed (a change question answered from the versions that
+    differ, or tied sources that contradict each other; ``context`` is then the sources it cites)."""
+
+    question: str
+    context: Context
+    answer: Answer | None = None
 
 
 @dataclass
@@ -250,17 +264,59 @@ class RAGPipeline:
         compressed.dropped = context.dropped + compressed.dropped
         return compressed
 
-    def answer(self, question: str, filter: FilterLike = None) -> tuple[Answer, Context]:
-        if self.reader is None:
-            raise ConfigError("this pipeline has no reader (reader = \"none\"): it ranks, it does not answer")
-        reader = self.reader
-        if getattr(reader, "retrieves", False):  # an agent: it retrieves hop by hop, the filter inside
-            given, held = reader.answer(question, restrict(filter, self._policy_for(question).restriction(self.index)))
-            return answer_from_versions(question, held, self.versions, lambda: given, reader.name, self.index, filter)
+    def prepare(self, question: str, filter: FilterLike = None) -> Prepared:
+        """The context of ``question`` and, where no reader is needed, its answer (see ``Prepared``)."""
         context = self.context(question, filter)
-        return answer_from_versions(
-            question, context, self.versions, lambda: reader.read(question, context), reader.name, self.index, filter
-        )
+        reader = self.reader.name if self.reader is not None else "none"
+        answer, context = given_answer(question, context, self.versions, reader, self.index, filter)
+        return Prepared(question, context, answer)
+
+    def stream(
+        self, question: str, filter: FilterLike = None, prepared: Prepared | None = None
+    ) -> Iterator[str | tuple[Answer, Context]]:
+        """The one answering path (``answer``, ``ragline ask``, the server): the answer's text in pieces as the
+        reader makes them, then ``(answer, context)``, the sources' disagreements annotated.
+
+        ``prepared``: this question's ``prepare``, made before (the server retrieves under its index lock,
+        then reads). A conflict note the annotation appends comes as a last piece, so the pieces make the
+        answer's text. Closing the stream closes the reader's (an LLM stops generating).
+        """
+        if self.reader is None:
+            raise ConfigError('this pipeline has no reader (reader = "none"): it ranks, it does not answer')
+        reader = self.reader
+        pieces: Iterator[str | Answer]
+        if getattr(reader, "retrieves", False):  # an agent: it retrieves hop by hop, the filter inside
+            agent, held = reader.answer(question, restrict(filter, self._policy_for(question).restriction(self.index)))
+            given, context = given_answer(question, held, self.versions, reader.name, self.index, filter)
+            pieces = iter([agent.text, agent])
+        else:
+            prepared = self.prepare(question, filter) if prepared is None else prepared
+            given, context = prepared.answer, prepared.context
+            pieces = reader.stream(question, context) if given is None else iter(())
+        if given is not None:  # answered without the reader's word: the sources it cites are the answer
+            yield given.text
+            yield given, context
+            return
+        answer = None
+        with closing(pieces) if hasattr(pieces, "close") else nullcontext():
+            for piece in pieces:
+                if isinstance(piece, str):
+                    if piece:
+                        yield piece
+                else:
+                    answer = piece
+        assert answer is not None
+        said = answer.text
+        answer = annotate_conflicts(answer, context, question)
+        if answer.text != said and answer.text.startswith(said):
+            yield answer.text[len(said) :]
+        yield answer, context
+
+    def answer(self, question: str, filter: FilterLike = None) -> tuple[Answer, Context]:
+        """``stream``'s answer and context, whole."""
+        *_, last = self.stream(question, filter)
+        assert isinstance(last, tuple)
+        return last
 
     def config(self) -> dict[str, Any]:
         reader = self.reader.config() if self.reader is not None else None

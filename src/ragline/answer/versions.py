@@ -7,13 +7,14 @@ A question about change ("what changed between the 2024 and 2026 policy?") is an
 version (``is_change_question``), and ``find_conflicts`` lines up sentences of different documents
 that say the same thing with different values: between two versions of one document that is a
 change (the current one preferred); between documents without version links it is a conflict,
-flagged, not merged. ``change_answer`` answers a change question from those pairs, citing both.
+flagged, not merged. ``change_answer`` answers a change question from those pairs, citing both;
+``tied_conflict_answer`` answers with both sides when the best sources tie and contradict each other.
 """
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -162,7 +163,7 @@ def _stated(sentence: str, values: tuple[str, ...], other: tuple[str, ...]) -> s
     phrases = []
     for value in [v for v in values if v not in other] or list(values):
         # a bare number takes the word after it as its unit ("6 months"); "$400", "15:00" stand alone
-        unit = r"(?:\s+(?!(?:of|and|or|to|the|a|an|per|for|is|are|was|were|in|on|at)\b)[^\W\d_]+)?"
+        unit = r"(?:\s+(?!(?:of|and|or|to|the|a|an|per|for|is|are|was|were|in|on|at|by|from|with)\b)[^\W\d_]+)?"
         found = re.search(rf"(?<![\w.:,/-])([$€£]{re.escape(value)}|{re.escape(value)}(?![\w.:,/-]){unit})",
                           sentence, re.IGNORECASE)  # fmt: skip
         phrases.append(found.group(1) if found else value)
@@ -256,22 +257,54 @@ def _whole(doc: str, chunks: list[Any]) -> Hit:
     return Hit(doc, 0.0, 1, first.title, text, metadata, None)
 
 
-def answer_from_versions(
-    question: str, context: Context, policy: VersionPolicy | str, read: Callable[[], Answer], reader: str,
-    index: Any = None, filter: FilterLike = None,
-) -> tuple[Answer, Context]:
-    """A change question's answer from the versions that differ (citing both), else ``read()`` with its conflicts.
+def given_answer(
+    question: str,
+    context: Context,
+    policy: VersionPolicy | str,
+    reader: str,
+    index: Any = None,
+    filter: FilterLike = None,
+) -> tuple[Answer | None, Context]:
+    """The answer that needs no reader, with the context it cites; ``(None, context)``: the reader answers.
 
-    ``policy`` is the pipeline's version policy: with version handling off (``all``) a change question
-    is read like any other. With ``index``, a change question reads the compared versions whole
-    (``with_both_versions``, under the asker's ``filter``); the context returned is the one the answer cites.
+    A change question is answered from the versions that differ (citing both). ``policy`` is the
+    pipeline's version policy: with version handling off (``all``) a change question is read like any
+    other. With ``index``, a change question reads the compared versions whole (``with_both_versions``,
+    under the asker's ``filter``). Else best sources that tie and contradict each other are answered
+    with both sides (``tied_conflict_answer``).
     """
     if VersionPolicy.parse(policy).enabled and is_change_question(question):
         both = with_both_versions(index, context, filter)
         changed = change_answer(question, both, reader=f"versions+{reader}")
         if changed is not None:
             return changed, both
-    return annotate_conflicts(read(), context, question), context
+    return tied_conflict_answer(question, context, reader=f"conflict+{reader}"), context
+
+
+def tied_conflict_answer(question: str, context: Context, reader: str = "conflict") -> Answer | None:
+    """Both sides, each cited, when the best-scored sources tie and contradict each other; else None.
+
+    A retriever breaks a tie by the order documents were indexed in, so a reader that takes the first
+    source would let file order choose between a statement and its contradiction ("released in June
+    2020" / "June 2010"). Without version metadata to decide (kind ``conflict``) and without a score
+    to, the answer is the disagreement: the sentences it lines up share a word with the question, and
+    both sources hold the context's top score.
+    """
+    if len(context.sources) < 2:
+        return None
+    top = max(s.hit.score for s in context.sources)
+    tied = {s.n for s in context.sources if math.isclose(s.hit.score, top, rel_tol=1e-6, abs_tol=1e-12)}
+    conflicts = [c for c in find_conflicts(context, question=question) if c.kind == "conflict" and {c.a, c.b} <= tied]
+    if not conflicts:
+        return None
+    note = conflict_note(conflicts, context)
+    text = note.removeprefix("Note: the sources disagree: ")
+    text = f"The sources disagree and rank equally: {text}"
+    cited = [n for n in dict.fromkeys(n for c in conflicts for n in (c.a, c.b))]
+    citations = [Citation(s.n, s.doc_id, s.chunk_id, s.hit.title, s.text) for n in cited if (s := context.source(n))]
+    details = {"conflicts": [c.to_dict() for c in conflicts], "notes": [c.describe() for c in conflicts],
+               "note": text, "note_citations": cited, "tied": True}  # fmt: skip
+    return Answer(text, False, citations, reader=reader, details=details)
 
 
 def about_answer(conflicts: list[Conflict], text: str) -> list[Conflict]:

@@ -63,13 +63,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
         return 0
     pipeline = RAGPipeline.from_config(config, index)
     console = Console(soft_wrap=True)
-    if getattr(pipeline.reader, "retrieves", False):  # an agent retrieves hop by hop: its answer comes whole
-        answer, context = pipeline.answer(args.question, flt)
-        if args.output != "json":
-            console.out(answer.text, end="", highlight=False)
-    else:
-        context = pipeline.context(args.question, flt)
-        answer = read_answer(pipeline, args.question, context, console if args.output != "json" else None)
+    answer, context = read_answer(pipeline, args.question, flt, console if args.output != "json" else None)
     trace = answer.details.get("trace")
     cited = {c.n for c in answer.citations}
     check = location is not None and config.retrieve.freshness != "off"  # off: the config skips the check
@@ -129,22 +123,23 @@ def print_answer(console: Console, answer: Any, context: Any, analyzer: Analyzer
         console.print(Text("    " + snippet(hit.text, terms, analyzer, 160), style="dim"))
 
 
-def read_answer(pipeline: Any, question: str, context: Any, console: Console | None) -> Any:
-    """The reader's answer, its text streamed to ``console`` as it comes (None: quiet)."""
+def read_answer(pipeline: Any, question: str, filter: Any, console: Console | None) -> tuple[Any, Any]:
+    """``(answer, context)`` from the pipeline's one answering path (``RAGPipeline.stream``), the text
+    streamed to ``console`` as it comes (None: quiet)."""
     from ragline.models.llm import PromptTooLongError
 
-    answer = None
+    result = None
     try:
-        for piece in pipeline.reader.stream(question, context):
+        for piece in pipeline.stream(question, filter):
             if isinstance(piece, str):
                 if console is not None:
                     console.out(piece, end="", highlight=False)
             else:
-                answer = piece
+                result = piece
     except PromptTooLongError as error:
         raise _question_too_long(error, pipeline.reader.llm, question) from None
-    assert answer is not None
-    return answer
+    assert result is not None
+    return result
 
 
 def _question_too_long(error: Any, llm: Any, question: str) -> ModelError:

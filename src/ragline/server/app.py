@@ -202,12 +202,12 @@ def create_app(engine: Engine, keys: KeyRing, settings: ServerSettings | None = 
     async def ask(body: AskRequest, key: Key) -> Any:
         """An answer with numbered citations; ``stream`` (the default) sends server-sent events:
         ``piece`` (answer text as it comes), then ``answer`` (citations, sources, trace), then ``done``."""
-        context = (
-            None if engine.agent else await bounded(lambda: engine.context(key.principal, body.question, body.filter))
+        prepared = (
+            None if engine.agent else await bounded(lambda: engine.prepare(key.principal, body.question, body.filter))
         )
 
         def pieces() -> Iterator[Any]:
-            return engine.stream_answer(key.principal, body.question, context, body.filter)
+            return engine.stream_answer(key.principal, body.question, prepared, body.filter)
 
         if not body.stream:
             items = await bounded(lambda: list(pieces()))

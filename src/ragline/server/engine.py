@@ -11,9 +11,10 @@ from __future__ import annotations
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragline.answer.context import Context
 from ragline.config import PipelineConfig
@@ -22,6 +23,9 @@ from ragline.index import Index
 from ragline.index.filters import FilterLike, parse_filter, restrict
 from ragline.principals import Principal
 from ragline.types import Answer, Hit
+
+if TYPE_CHECKING:
+    from ragline.answer.pipeline import Prepared
 
 # Stale files (documents changed on disk since the index was synced) come from the freshness module
 # when one is installed: a callable (index) -> list of {"path", "reason"} dicts, set by the app's maker.
@@ -75,37 +79,32 @@ class Engine:
     def agent(self) -> bool:
         return bool(getattr(self.pipeline.reader, "retrieves", False))
 
-    def context(self, principal: Principal, question: str, user_filter: str | None = None) -> Context:
+    def prepare(self, principal: Principal, question: str, user_filter: str | None = None) -> Prepared:
+        """What the reader reads (``RAGPipeline.prepare``), retrieved under the index lock."""
         flt = self.restricted(principal, user_filter)
         with self.index_lock:
-            return self.pipeline.context(question, flt)
+            return self.pipeline.prepare(question, flt)
 
     def stream_answer(
-        self, principal: Principal, question: str, context: Context | None, user_filter: str | None = None
+        self, principal: Principal, question: str, prepared: Prepared | None, user_filter: str | None = None
     ) -> Iterator[str | tuple[Answer, Context]]:
-        """Answer pieces (str) as the reader makes them, then ``(answer, context)``.
+        """Answer pieces (str) as the reader makes them, then ``(answer, context)``: ``RAGPipeline.stream``,
+        the answering path of ``ragline ask`` and ``RAGPipeline.answer`` too.
 
-        An agent retrieves hop by hop (``context`` None): its answer comes whole, after its hops.
+        An agent retrieves hop by hop (``prepared`` None): its answer comes whole, after its hops, under the
+        index lock. Closing this generator closes the pipeline's stream (an LLM stops generating).
         """
         if self.pipeline.reader is None:
             raise ConfigError('this pipeline has no reader (reader = "none"): serve one that answers')
         with self.reader_lock:
-            if context is None:
+            if prepared is None:
                 flt = self.restricted(principal, user_filter)
                 with self.index_lock:
-                    answer, context = self.pipeline.answer(question, flt)
-                if answer.text:
-                    yield answer.text
-                yield answer, context
+                    items = list(self.pipeline.stream(question, flt))
+                yield from items
                 return
-            answer = None
-            for piece in self.pipeline.reader.stream(question, context):
-                if isinstance(piece, str):
-                    yield piece
-                else:
-                    answer = piece
-            assert answer is not None
-            yield answer, context
+            with closing(self.pipeline.stream(question, prepared=prepared)) as pieces:
+                yield from pieces
 
     def document(self, principal: Principal, doc_id: str) -> list[Hit] | None:
         """The chunks of document ``doc_id`` in order, as hits; None when there is none the principal may read."""

@@ -82,8 +82,8 @@ def add_openai_routes(app: FastAPI, engine: Engine, Key: Any, settings: ServerSe
         created = int(time.time())
 
         def make() -> Any:
-            context = None if engine.agent else engine.context(key.principal, question)
-            return engine.stream_answer(key.principal, question, context)
+            prepared = None if engine.agent else engine.prepare(key.principal, question)
+            return engine.stream_answer(key.principal, question, prepared)
 
         def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> dict[str, Any]:
             return {

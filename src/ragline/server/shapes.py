@@ -59,6 +59,7 @@ def answer_json(engine: Engine, answer: Any, context: Any) -> dict[str, Any]:
         "abstained": answer.abstained,
         "citations": [c.to_dict() for c in answer.citations],
         "attributed": bool(answer.details.get("attributed")),
+        "conflicts": answer.details.get("conflicts", []),
         "sources": [{**hit_json(s.hit, engine.retrieved_by), "n": s.n} for s in context.sources],
     }
     if trace is not None:
