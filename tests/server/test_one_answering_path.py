@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import httpx
 import pytest
 
 from ragline.answer.pipeline import RAGPipeline, build_reader
@@ -51,12 +52,13 @@ def ask_server(tmp: Path, index: Path) -> dict:
     app = create_app(Engine(Index.open(index), config), KeyRing(keys_file), ServerSettings(rate_per_minute=0))
     port = free_port()
     server, thread = start(app, port)
+    headers = {"Authorization": f"Bearer {key}"}
     try:
-        import httpx
-
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers={"Authorization": f"Bearer {key}"}) as c:
-            with c.stream("POST", "/v1/ask", json={"question": QUESTION}) as response:
-                events = response.read().decode().strip().split("\n\n")
+        with (
+            httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=headers) as client,
+            client.stream("POST", "/v1/ask", json={"question": QUESTION}) as response,
+        ):
+            events = response.read().decode().strip().split("\n\n")
     finally:
         server.should_exit = True
         thread.join(timeout=10)

@@ -93,6 +93,7 @@ def create_app(engine: Engine, keys: KeyRing, settings: ServerSettings | None = 
         },
     )
     app.state.engine, app.state.keys, app.state.settings = engine, keys, settings
+    app.state.limiter = limiter  # every key's requests are counted here, whichever endpoint they reach
     if settings.cors_origins:  # off unless origins are given: the page is served by this same app
         from fastapi.middleware.cors import CORSMiddleware
 
@@ -146,7 +147,7 @@ def create_app(engine: Engine, keys: KeyRing, settings: ServerSettings | None = 
                 headers={"WWW-Authenticate": "Bearer"},
             )
         request.scope.setdefault("state", {})["key_name"] = entry.name
-        wait = limiter.take(entry.name)
+        wait = request.app.state.limiter.take(entry.name)
         if wait is not None:
             raise HTTPException(
                 429,

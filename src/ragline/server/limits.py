@@ -6,33 +6,43 @@ import json
 import math
 import threading
 import time
+from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from ragline.server.logs import log
 
 
 class RateLimiter:
-    """A token bucket per key: ``per_minute`` requests a minute, in bursts of up to ``per_minute``."""
+    """At most ``per_minute`` requests per key in any 60 seconds, however many come at once.
 
-    def __init__(self, per_minute: float) -> None:
+    A sliding log: the times of the requests let through in the last window, per key (at most
+    ``per_minute`` of them). A token bucket refilled while a burst was being served let more through
+    than the limit (124 of 140 parallel requests under 120 a minute). A rate under one a minute lets one
+    request through per ``60 / per_minute`` seconds. ``clock``: seconds, monotonic (tests pass their own).
+    """
+
+    def __init__(self, per_minute: float, clock: Callable[[], float] = time.monotonic) -> None:
         self.per_minute = per_minute
-        self._buckets: dict[str, tuple[float, float]] = {}  # key name -> (tokens, last refill)
+        self.limit = max(1, math.floor(per_minute)) if per_minute > 0 else 0
+        self.window = 60.0 * self.limit / per_minute if per_minute > 0 else 60.0
+        self._clock = clock
+        self._passed: dict[str, deque[float]] = {}  # key name -> times of the requests let through
         self._lock = threading.Lock()
 
     def take(self, key: str) -> float | None:
-        """None when ``key`` may go on; else the seconds to wait before its next request."""
+        """None when ``key`` may go on (and the request is counted); else the seconds until it may."""
         if self.per_minute <= 0:
             return None
-        now = time.monotonic()
-        rate = self.per_minute / 60.0
-        with self._lock:
-            tokens, last = self._buckets.get(key, (self.per_minute, now))
-            tokens = min(self.per_minute, tokens + (now - last) * rate)
-            if tokens >= 1.0:
-                self._buckets[key] = (tokens - 1.0, now)
+        with self._lock:  # the clock is read under the lock too: each key's log stays in time order
+            now = self._clock()
+            passed = self._passed.setdefault(key, deque())
+            while passed and now - passed[0] >= self.window:
+                passed.popleft()
+            if len(passed) < self.limit:
+                passed.append(now)
                 return None
-            self._buckets[key] = (tokens, now)
-            return (1.0 - tokens) / rate
+            return self.window - (now - passed[0])
 
 
 class BodyTooLarge(Exception):
