@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import closing, nullcontext
+from contextlib import AbstractContextManager, closing, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +44,12 @@ from ragline.retrieve.fusion import fuse, rank
 from ragline.retrieve.registry import build_retriever
 from ragline.retrieve.transforms import rank_query, weighted_queries
 from ragline.types import Answer, Hit
+
+
+def closed_after(pieces: Iterator[Any]) -> AbstractContextManager[Iterator[Any]]:
+    """``pieces`` as a context that closes it on exit when it can be closed (closing a generator stops
+    what feeds it: a model stops generating when its reader stops reading)."""
+    return closing(pieces) if hasattr(pieces, "close") else nullcontext(pieces)  # type: ignore[type-var]
 
 
 class Reader(ABC):
@@ -108,9 +114,11 @@ class LLMReader(Reader):
     def stream(self, question: str, context: Context) -> Iterator[str | Answer]:
         pieces = []
         messages = build_messages(question, context)
-        for piece in self.llm.stream(messages, max_tokens=self.max_tokens, **self._scope(context)):
-            pieces.append(piece)
-            yield piece
+        # closed with this generator: a caller that stops reading stops the model generating
+        with closed_after(self.llm.stream(messages, max_tokens=self.max_tokens, **self._scope(context))) as stream:
+            for piece in stream:
+                pieces.append(piece)
+                yield piece
         yield answer_from_response("".join(pieces), context, reader=self.llm.id, question=question)
 
     def config(self) -> dict[str, Any]:
@@ -298,7 +306,7 @@ class RAGPipeline:
             yield given, context
             return
         answer = None
-        with closing(pieces) if hasattr(pieces, "close") else nullcontext():
+        with closed_after(pieces):
             for piece in pieces:
                 if isinstance(piece, str):
                     if piece:

@@ -85,33 +85,46 @@ def sse(event: str, data: dict[str, Any]) -> str:
 async def in_thread(make: Callable[[], Iterator[Any]], timeout_s: float) -> AsyncIterator[tuple[str, Any]]:
     """Run a blocking generator in a worker thread: ("item", x) as each comes, ("error", e) if it fails.
 
-    The deadline covers the whole stream; past it the stream ends with a timeout (the worker finishes
-    its current piece on its own: a thread cannot be stopped).
+    The deadline covers the whole stream; past it the stream ends with a timeout. When the consumer
+    stops (a client that disconnects cancels the response, which closes this generator) or the deadline
+    passes, the worker stops at its next item and closes the generator it runs, so a reader stops
+    generating (a thread cannot be stopped mid-piece: the piece in progress is finished first).
     """
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+    stopped = threading.Event()
 
     def post(kind: str, item: Any) -> None:
         with contextlib.suppress(RuntimeError):  # the loop closed (server stopping): nobody is listening
             loop.call_soon_threadsafe(queue.put_nowait, (kind, item))
 
     def work() -> None:
+        items: Iterator[Any] | None = None
         try:
-            for item in make():
+            items = make()
+            for item in items:
+                if stopped.is_set():
+                    break
                 post("item", item)
         except BaseException as error:  # reported to the client as an error event
             post("error", error)
         finally:
+            close = getattr(items, "close", None)
+            if close is not None:
+                close()
             post("end", None)
 
     threading.Thread(target=work, daemon=True, name="ragline-answer").start()
     deadline = loop.time() + timeout_s
-    while True:
-        try:
-            kind, item = await asyncio.wait_for(queue.get(), max(0.0, deadline - loop.time()))
-        except TimeoutError:
-            yield "error", TimeoutError(f"no complete answer within {timeout_s:g} s")
-            return
-        if kind == "end":
-            return
-        yield kind, item
+    try:
+        while True:
+            try:
+                kind, item = await asyncio.wait_for(queue.get(), max(0.0, deadline - loop.time()))
+            except TimeoutError:
+                yield "error", TimeoutError(f"no complete answer within {timeout_s:g} s")
+                return
+            if kind == "end":
+                return
+            yield kind, item
+    finally:
+        stopped.set()
