@@ -115,7 +115,7 @@ def exact_segment_search(
     if metric == "cosine":
         query, vectors = _unit_rows(query), _unit_rows(vectors)
     rows = np.arange(len(vectors), dtype=np.int64) if mask is None else np.flatnonzero(mask)
-    return exact_top_k(query, k, rows, vectors.__getitem__)
+    return exact_top_k(query, min(k, len(rows)), rows, vectors.__getitem__)  # sized by the rows, not by ``k``
 
 
 def search_vector(
@@ -126,18 +126,24 @@ def search_vector(
     node: Any,
     masks: VectorMasks,
 ) -> list[tuple[int, int, float]]:
-    """(segment, row, score) of the ``k`` nearest live rows to ``vector`` passing filter ``node``."""
+    """(segment, row, score) of the ``k`` nearest live rows to ``vector`` passing filter ``node``.
+
+    Each segment is asked for at most its live rows: a ``k`` beyond the collection sizes nothing.
+    """
     if k <= 0:
         return []
     found: list[tuple[int, int, float]] = []
     for si, seg in enumerate(segments):
         if seg.vectors is None:
             continue
+        want = min(k, len(seg) - int(deleted[si].sum()))
+        if want <= 0:
+            continue
         if len(seg) <= EXACT_SEGMENT_ROWS:
             mask = masks.mask(si, seg, deleted[si], node)
-            scores, rows = exact_segment_search(seg, vector, k, mask, seg.vector_metric)
+            scores, rows = exact_segment_search(seg, vector, want, mask, seg.vector_metric)
         else:
-            scores, rows = seg.ann.search(vector[np.newaxis, :], k, masks.allowed(si, seg, deleted[si], node))
+            scores, rows = seg.ann.search(vector[np.newaxis, :], want, masks.allowed(si, seg, deleted[si], node))
         found.extend((si, int(r), float(sc)) for sc, r in zip(scores[0], rows[0]) if r >= 0)
     found.sort(key=lambda hit: -hit[2])
     return found[:k]

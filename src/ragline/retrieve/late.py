@@ -122,7 +122,8 @@ class MaxSimRetriever(Retriever):
             allowed = self.index.live_mask(si, node)
             rows = np.flatnonzero((starts[1:] > starts[:-1]) & (True if allowed is None else allowed))
             if len(q) and len(rows):
-                scores, best = top_k(segment_maxsim(q, vectors, starts)[rows][np.newaxis, :], rows[np.newaxis, :], k)
+                scored = segment_maxsim(q, vectors, starts)[rows][np.newaxis, :]
+                scores, best = top_k(scored, rows[np.newaxis, :], min(k, len(rows)))  # sized by the rows
                 found.extend((float(sc), si, int(r)) for sc, r in zip(scores[0], best[0]) if r >= 0)
         found.sort(key=lambda t: (-t[0], t[1], t[2]))  # ties: segment, then row
         return [(self.index.segments[si].ids[row], score) for score, si, row in found[:k]]
