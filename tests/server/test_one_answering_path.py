@@ -94,4 +94,3 @@ def test_a_tied_contradiction_is_reported_by_cli_server_and_python_alike_in_eith
         assert {c["doc_id"] for c in got["citations"]} == {"release_a", "release_b"}, how
     assert answers["cli"]["answer"] == answers["server"]["answer"] == answers["python"]["answer"]
     assert answers["cli"]["conflicts"] == answers["python"]["conflicts"]
-
