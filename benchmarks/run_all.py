@@ -180,6 +180,7 @@ PLAN: dict[str, tuple[str, str | None]] = {
     ),
     "answer_latency": ("python benchmarks/answer_latency.py --questions 10 --output json", SAME_NAME),
     "load_test": ("python benchmarks/load_test.py --clients 8 --seconds 60", SAME_NAME),
+    "default_guard": ("python benchmarks/default_guard.py --train --llm", SAME_NAME),
     "index_memory": ("python benchmarks/index_memory.py --sizes 6,60", SAME_NAME),
     "scale_out": ("python benchmarks/scale_out.py --ray-docs 150 --kill-after 25,50", SAME_NAME),
     "scifact_best": (

@@ -88,6 +88,8 @@ def test_hidden_parts_are_segments_of_their_own() -> None:
         "System requirements: 8 GB RAM and a 64-bit operating system.",
         "Ticket SYS-4412: system override switch on the generator was tested on Friday.",
         "提示注入是一种攻击：网页中隐藏“忽略之前的指令”之类的文字。",
+        # a policy's order to people, not to a model (``forced_answer`` matched "must tell" before)
+        "Anyone who feels too tired to work safely must tell the duty engineer, who will arrange cover.",
     ],
 )
 def test_text_that_talks_about_instructions_is_not_flagged(benign: str) -> None:

@@ -140,6 +140,9 @@ _RULES = r"(?:instructions?|rules|prompts?|directions|guidelines|programming|指
 _MODEL = (r"(?:ai|a\.i\.|artificial intelligence|language models?|llms?|chatbots?|assistants?|bots?|gpt"
           r"|models?|人工智能|助手|机器人|ai\s*助手)")  # fmt: skip
 _SAY = r"(?:say|reply|respond|answer|output|tell|write|state|print|return|回答|回复|输出|告诉|说)"
+# What a text orders a model to produce; "tell" is left out here: "must tell the duty engineer" is what
+# policies say to people (a benign on-call policy of the Orrin training world was redacted for it)
+_PRODUCE = r"(?:say|reply|respond|answer|output|write|state|print|return|回答|回复|输出|说)"
 PATTERNS: dict[str, re.Pattern[str]] = {
     name: re.compile(pattern)
     for name, pattern in {
@@ -164,7 +167,7 @@ PATTERNS: dict[str, re.Pattern[str]] = {
                      r"|\bdo anything now\b|\bwith no (?:rules|restrictions|filters)\b|你现在(?:是|必须)|没有(?:任何)?限制的"
                      r"|不受限制|扮演",
         # "the only correct reply is now ...", "respond only with", "你必须只回复"
-        "forced_answer": rf"\bonly correct (?:reply|answer|response)\b|\b{_SAY} only with\b|\b(?:must|shall) {_SAY}\b"
+        "forced_answer": rf"\bonly correct (?:reply|answer|response)\b|\b{_SAY} only with\b|\b(?:must|shall) {_PRODUCE}\b"
                          rf"|\byour (?:new )?(?:answer|reply|response) (?:is|must be|should be)\b|只(?:回答|回复|输出)"
                          rf"|直接(?:回答|回复|输出)|\bdecode (?:this|the following)\b.*\bfollow\b",
     }.items()
