@@ -58,7 +58,7 @@ SCRIPT = textwrap.dedent(
 
 @pytest.mark.slow
 def test_a_k_of_a_billion_returns_the_collection_in_bounded_memory(tmp_path: Path) -> None:
-    """Planted fault: without the cap (``Index.capped`` returning ``k``, no per-segment cap in ``search_vector``),
+    """Planted fault: without the cap (``dense.search_vector`` asking each segment for ``k``, not its live rows),
     the vector search pads its result to 1e9 rows (7.45 GiB of row ids): MemoryError."""
     code = SCRIPT.format(models=str(TESTS / "models"), path=str(tmp_path / "idx"), limit=LIMIT_BYTES)
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)

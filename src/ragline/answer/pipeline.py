@@ -145,7 +145,6 @@ class Prepared:
     reads, and ``answer`` where no reader is needed (a change question answered from the versions that
     differ, or tied sources that contradict each other; ``context`` is then the sources it cites)."""
 
-    question: str
     context: Context
     answer: Answer | None = None
 
@@ -277,7 +276,7 @@ class RAGPipeline:
         context = self.context(question, filter)
         reader = self.reader.name if self.reader is not None else "none"
         answer, context = given_answer(question, context, self.versions, reader, self.index, filter)
-        return Prepared(question, context, answer)
+        return Prepared(context, answer)
 
     def stream(
         self, question: str, filter: FilterLike = None, prepared: Prepared | None = None

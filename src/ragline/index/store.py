@@ -173,11 +173,6 @@ class Index:
     def __len__(self) -> int:
         return sum(len(s) - int(d.sum()) for s, d in zip(self.segments, self.deleted))
 
-    def capped(self, k: int) -> int:
-        """``k`` at most the live documents: a search sizes its buffers (a top-k heap, an exact search's
-        result) by what it can return, so a huge ``k`` (1e9) costs what ``len(self)`` does."""
-        return max(0, min(int(k), len(self)))
-
     def id_map(self) -> dict[str, tuple[int, int]]:
         """Live document id -> (segment number, row)."""
         if self._id_map is None:
@@ -228,7 +223,7 @@ class Index:
         A row is a candidate when it contains a query term with positive weight and passes the filter
         and the delete set; ties keep segment-then-row order.
         """
-        scorer, node, k = self.bm25_scorer(bm25), parse_filter(filter), self.capped(k)
+        scorer, node, k = self.bm25_scorer(bm25), parse_filter(filter), min(k, len(self))  # k: at most the live docs
         return search_terms(self.segments, self.settings.fields, scorer, terms, k, node, self._buffers, self.generation)
 
     def search_terms_batch(
@@ -244,7 +239,7 @@ class Index:
         The filter is parsed and evaluated once for the batch; ``threads`` > 1 spreads the queries over
         that many threads (the compiled kernels release the GIL).
         """
-        scorer, node, k = self.bm25_scorer(bm25), parse_filter(filter), self.capped(k)
+        scorer, node, k = self.bm25_scorer(bm25), parse_filter(filter), min(k, len(self))  # k: at most the live docs
         return search_terms_batch(
             self.segments, self.settings.fields, scorer, queries, k, node, self._buffers, self.generation, threads
         )
@@ -308,8 +303,7 @@ class Index:
 
     def search_vector(self, vector: np.ndarray, k: int = 10, filter: FilterLike = None) -> list[tuple[int, int, float]]:
         """Nearest live rows to ``vector``; deletes and ``filter`` are masks inside the ANN search."""
-        node = parse_filter(filter)
-        return search_vector(self.segments, self.deleted, vector, self.capped(k), node, self._vector_masks)
+        return search_vector(self.segments, self.deleted, vector, k, parse_filter(filter), self._vector_masks)
 
     def live_mask(self, si: int, node: Any) -> np.ndarray | None:
         """Rows of segment ``si`` a search may return, live and passing ``node``, as a mask (None: every row)."""
