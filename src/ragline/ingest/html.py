@@ -22,7 +22,8 @@ read as a heading, a setext underline or a code fence gets a ``\\`` in front.
 The title is ``<title>``, else the first ``<h1>``, else the file name. Metadata comes from
 ``<meta name="acl" content="hr, finance">`` (a comma-separated list), ``<meta name="version">``
 (an integer when it is one), ``<meta name="effective_date">``, and ``<meta name="ragline:KEY">`` for any
-other key; a ``<file>.meta.json`` sidecar overrides them, as for every file.
+other key; two tags giving one key different values are a ``MetadataError`` (fail closed). A
+``<file>.meta.json`` sidecar overrides them, as for every file, except an ``acl`` that differs: an error.
 
 Broken HTML is parsed the way browsers do, leniently (libxml2 via lxml). The encoding is UTF-8 when the
 bytes decode as UTF-8, else the ``<meta charset>``, else Windows-1252 (what browsers assume); any other
@@ -36,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from ragline.errors import InputError
-from ragline.ingest.files import DEFAULT_MAX_BYTES, document_id, read_capped, sidecar_metadata
+from ragline.ingest.files import DEFAULT_MAX_BYTES, document_id, field_value, read_capped, set_once, with_sidecar
 from ragline.types import Document
 
 _DROP = frozenset(
@@ -74,8 +75,7 @@ def load_html(path: Path, relative: Path, max_bytes: int = DEFAULT_MAX_BYTES) ->
     text = html_to_text(root)
     if not text.strip():
         raise InputError(str(path), "empty: no text to index (after removing scripts, navigation and markup)")
-    metadata = _meta_tags(root)
-    metadata.update(sidecar_metadata(path))
+    metadata = with_sidecar(_meta_tags(root, str(path)), path, "<meta> tags")
     if encoding != "utf-8":
         metadata["encoding"] = encoding
     title = str(metadata.pop("title", "") or _title(root) or path.stem)
@@ -255,19 +255,15 @@ def _title(root: Any) -> str:
     return _inline(h1) if h1 is not None else ""
 
 
-def _meta_tags(root: Any) -> dict[str, Any]:
+def _meta_tags(root: Any, where: str) -> dict[str, Any]:
+    """Metadata from the page's ``<meta>`` tags; a key two tags give differently is a ``MetadataError``."""
     metadata: dict[str, Any] = {}
     for meta in root.iter("meta"):
         name, content = _attr(meta, "name"), (meta.get("content") or "").strip()
         key = name.removeprefix("ragline:")
         if not content or not (name in _META_KEYS or name.startswith("ragline:")) or not key:
             continue
-        if key == "acl":
-            metadata[key] = [group.strip() for group in content.split(",") if group.strip()]
-        elif re.fullmatch(r"-?\d+", content):
-            metadata[key] = int(content)
-        else:
-            metadata[key] = content
+        set_once(metadata, key, field_value(key, content), where, f'<meta name="{key}"> (or "ragline:{key}")')
     return metadata
 
 

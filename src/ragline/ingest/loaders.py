@@ -21,8 +21,10 @@ HTML (``.html``, ``.htm``), PDF and reStructuredText (``.rst``) files go to thei
 
 Markdown and text files may begin with YAML front matter (``---`` lines, LF or CRLF); its keys become
 metadata (``title`` sets the title; ``acl``, ``version``, ``effective_date`` ... are filterable). A file
-that opens a front matter block and never closes it is a ``MetadataError``. A sidecar
-``<file>.meta.json`` does the same for any file.
+that opens a front matter block and never closes it is a ``MetadataError``, and so is YAML that repeats a
+key or whose aliases would expand past a bound (see ``files.py``). A sidecar ``<file>.meta.json`` does the
+same for any file; where it and the file's own metadata give different ``acl`` values, the file is a
+``MetadataError`` naming both (fail closed).
 """
 
 from __future__ import annotations
@@ -43,8 +45,8 @@ from ragline.ingest.files import (
     decode_text,
     document_id,
     read_capped,
-    sidecar_metadata,
     split_front_matter,
+    with_sidecar,
 )
 from ragline.ingest.html import load_html
 from ragline.ingest.pdf import load_pdf
@@ -331,7 +333,7 @@ def load_text_file(path: Path, relative: Path, max_bytes: int = DEFAULT_MAX_BYTE
     text, encoding = decode_text(read_capped(path, max_bytes), str(path))  # the bytes are freed right away
     metadata, body = split_front_matter(text, str(path))
     del text  # with front matter, body is a copy: do not hold both
-    metadata.update(sidecar_metadata(path))
+    with_sidecar(metadata, path, "front matter")
     if encoding:
         metadata["encoding"] = encoding
     if not body.strip():
