@@ -11,7 +11,6 @@ import json
 import tempfile
 from pathlib import Path
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -87,8 +86,11 @@ def _groups(value: object) -> set[str]:
     return {str(v) for v in value} if isinstance(value, list) else set() if value is None else {str(value)}
 
 
+Case = tuple[str, str, list[list[str]], list[str] | None]
+
+
 @st.composite
-def sourced_file(draw: st.DrawFn) -> tuple[str, str, list[list[str]], list[str] | None]:
+def sourced_file(draw: st.DrawFn) -> Case:
     """(file name, its text, the ACLs its own metadata gives, the sidecar's ACL or None)."""
     kind = draw(st.sampled_from(["md", "html", "rst"]))
     embedded = draw(st.lists(GROUPS, max_size=3))
@@ -109,7 +111,7 @@ def sourced_file(draw: st.DrawFn) -> tuple[str, str, list[list[str]], list[str] 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(sourced_file())
-def test_the_stored_acl_is_never_wider_than_any_source(case: tuple[str, str, list[list[str]], list[str] | None]) -> None:
+def test_the_stored_acl_is_never_wider_than_any_source(case: Case) -> None:
     """Planted fault: any of the last-one-wins merges (sidecar over front matter, last YAML key, last meta tag,
     last rst field) stores an ACL wider than one of the sources, and the fuzz finds it."""
     name, text, embedded, sidecar = case

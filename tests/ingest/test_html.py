@@ -108,7 +108,8 @@ def test_encoding_falls_back_to_the_meta_charset_then_windows_1252(tmp_path: Pat
 
 
 def test_sidecar_metadata_overrides_meta_tags(tmp_path: Path) -> None:
-    path = write(tmp_path, "p.html", '<meta name="acl" content="hr"><meta name="version" content="1"><h1>T</h1><p>x</p>')
+    page = '<meta name="acl" content="hr"><meta name="version" content="1"><h1>T</h1><p>x</p>'
+    path = write(tmp_path, "p.html", page)
     write(tmp_path, "p.html.meta.json", json.dumps({"acl": ["hr"], "version": 2, "title": "Sidecar title"}))
     document = load_html(path, Path("p.html"))
     assert document.metadata == {"acl": ["hr"], "version": 2} and document.title == "Sidecar title"

@@ -168,7 +168,7 @@ def _check_nodes(root: yaml.Node, where: str) -> None:
         if key in expanded:
             continue
         if key in open_nodes:
-            raise MetadataError(where, "front matter has a YAML alias that refers to itself; not indexed until it is fixed")
+            raise MetadataError(where, "front matter has a YAML alias that refers to itself; not indexed until fixed")
         open_nodes.add(key)
         distinct.add(key)
         if isinstance(node, yaml.MappingNode):
