@@ -361,7 +361,7 @@ def record_source(index_path: str | Path, source: str | Path) -> None:
     import os
 
     folder, source = Path(index_path), Path(source).resolve()
-    known = [] if source.is_dir() else [s for s in recorded_sources(folder) if Path(s).is_file()]
+    known = [] if source.is_dir() else [s for s in recorded_sources(folder) if Path(s).exists()]
     paths = list(dict.fromkeys([*known, str(source)]))
     tmp = folder / f"{SOURCES_FILE}.tmp"
     tmp.write_text(json.dumps({"sources": paths}, indent=1), "utf-8")

@@ -87,6 +87,9 @@ class LoadReport:
     errors: list[InputError] = field(default_factory=list)
     keep: KeptIds = field(default_factory=KeptIds)
     unsupported: dict[str, int] = field(default_factory=dict)  # suffix ("" for none) -> files
+    # ids of files that are there but fail closed (bad metadata, a link out of the folder): a sync removes
+    # their earlier version on purpose, so these never count as a mass deletion
+    withdrawn: set[str] = field(default_factory=set)
     # resolved path -> stat signature taken before the file was read, for each file loaded (freshness)
     signatures: dict[str, list[int]] = field(default_factory=dict)
 
@@ -206,6 +209,7 @@ def load_folder(
             _load_into(report, path, relative, max_bytes)
         except MetadataError as error:
             report.errors.append(error)  # fail closed: not kept, the earlier version is removed
+            report.withdrawn.add(document_id(relative))
         except InputError as error:
             report.errors.append(error)
             report.keep.ids.add(document_id(relative))
@@ -228,13 +232,19 @@ def load_path(
     max_bytes: int = DEFAULT_MAX_BYTES,
     follow_links: bool = False,
 ) -> LoadReport:
-    """A folder (:func:`load_folder`) or a single file of a supported kind (its id is its file name's stem)."""
+    """A folder (:func:`load_folder`) or a single file of a supported kind (its id is its file name's stem).
+
+    A single file that is a symbolic link is reported and skipped unless ``follow_links``.
+    """
     source = Path(source)
     if source.is_dir():
         return load_folder(source, max_bytes=max_bytes, follow_links=follow_links)
     if not source.exists():
         raise InputError(str(source), "no such file or directory")
     report = LoadReport()
+    if source.is_symlink() and not follow_links:  # as links in a folder walk: reported, not followed
+        report.errors.append(InputError(str(source), f"is a link (to {source.resolve()}); use --follow-links"))
+        return report
     relative = Path(source.name)
     if source.suffix.lower() not in DOCUMENT_SUFFIXES:
         raise InputError(str(source), f"unsupported file type {source.suffix or '(none)'!r}; {supported_formats()}")
@@ -242,6 +252,7 @@ def load_path(
         _load_into(report, source, relative, max_bytes)
     except MetadataError as error:
         report.errors.append(error)
+        report.withdrawn.add(document_id(relative))
     except InputError as error:
         report.errors.append(error)
         report.keep.ids.add(document_id(relative))
@@ -291,6 +302,7 @@ def _walk(root: Path, suffixes: tuple[str, ...], follow_links: bool, report: Loa
                         report.errors.append(
                             InputError(str(path), f"links outside the indexed folder (to {target}); use --follow-links")
                         )
+                        report.withdrawn.add(document_id(relative))
                         continue
                     if not target.exists():
                         report.errors.append(InputError(str(path), f"broken link (to {target}): nothing to index"))
