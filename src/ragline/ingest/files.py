@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -96,6 +97,20 @@ def detect_encoding(data: bytes) -> str | None:
         if "cp1252" in match.could_be_from_charset:
             return "cp1252"
     return best.encoding
+
+
+def printable_path(path: Path | str) -> str:
+    """``path`` as text that can be printed and stored: bytes that are not UTF-8 appear as ``\\xe9``."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def utf8_name_error(path: Path, kind: str = "file") -> InputError | None:
+    """An ``InputError`` when ``path``'s name is not valid UTF-8 (it could be no document id), else None."""
+    try:
+        path.name.encode("utf-8")
+    except UnicodeEncodeError:
+        return InputError(printable_path(path), f"the {kind} name is not valid UTF-8; rename it to index it")
+    return None
 
 
 def document_id(relative: Path) -> str:

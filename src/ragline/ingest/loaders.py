@@ -46,6 +46,7 @@ from ragline.ingest.files import (
     document_id,
     read_capped,
     split_front_matter,
+    utf8_name_error,
     with_sidecar,
 )
 from ragline.ingest.html import load_html
@@ -242,6 +243,10 @@ def load_path(
     if not source.exists():
         raise InputError(str(source), "no such file or directory")
     report = LoadReport()
+    bad_name = utf8_name_error(source)
+    if bad_name is not None:
+        report.errors.append(bad_name)
+        return report
     if source.is_symlink() and not follow_links:  # as links in a folder walk: reported, not followed
         report.errors.append(InputError(str(source), f"is a link (to {source.resolve()}); use --follow-links"))
         return report
@@ -293,6 +298,10 @@ def _walk(root: Path, suffixes: tuple[str, ...], follow_links: bool, report: Loa
             if entry.name.startswith("."):
                 continue
             path, relative = Path(entry.path), relative_folder / entry.name
+            bad_name = utf8_name_error(path, "folder" if entry.is_dir(follow_symlinks=False) else "file")
+            if bad_name is not None:  # no id can name it: reported like any bad file (it was never indexed)
+                report.errors.append(bad_name)
+                continue
             try:
                 if entry.is_symlink():
                     target = path.resolve()
