@@ -29,13 +29,19 @@ def folder_of(root: Path, n: int, name: str = "docs") -> Path:
     return folder
 
 
-def test_a_sync_deleting_more_than_half_stops_and_asks(capsys, tmp_path: Path) -> None:
-    """Planted fault: no mass-delete check (the code before: 4 of 6 documents deleted, exit 0)."""
+def resync_after_removing(capsys: pytest.CaptureFixture[str], tmp_path: Path, removed: int) -> tuple[int, str]:
+    """Index a folder of 6 notes, remove ``removed`` of them, and sync again: (exit code, what it said)."""
     docs, index = folder_of(tmp_path, 6), tmp_path / "idx"
     assert index_cli(capsys, docs, index)[0] == 0
-    for i in range(4):
+    for i in range(removed):
         (docs / f"docs{i}.md").unlink()
-    code, said = index_cli(capsys, docs, index)
+    return index_cli(capsys, docs, index)
+
+
+def test_a_sync_deleting_more_than_half_stops_and_asks(capsys, tmp_path: Path) -> None:
+    """Planted fault: no mass-delete check (the code before: 4 of 6 documents deleted, exit 0)."""
+    docs, index = tmp_path / "docs", tmp_path / "idx"
+    code, said = resync_after_removing(capsys, tmp_path, 4)
     assert code == 2 and "--allow-mass-delete" in said and "4 of the 6 documents" in said
     assert len(Index.open(index)) == 6  # nothing was written
     code, said = index_cli(capsys, docs, index, "--allow-mass-delete")
@@ -43,11 +49,7 @@ def test_a_sync_deleting_more_than_half_stops_and_asks(capsys, tmp_path: Path) -
 
 
 def test_deleting_half_or_less_goes_ahead(capsys, tmp_path: Path) -> None:
-    docs, index = folder_of(tmp_path, 6), tmp_path / "idx"
-    assert index_cli(capsys, docs, index)[0] == 0
-    for i in range(3):
-        (docs / f"docs{i}.md").unlink()
-    code, said = index_cli(capsys, docs, index)
+    code, said = resync_after_removing(capsys, tmp_path, 3)
     assert code == 0 and json.loads(said.splitlines()[0])["deleted"] == 3
 
 
