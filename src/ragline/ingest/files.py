@@ -29,6 +29,8 @@ from ragline.errors import InputError, MetadataError
 
 DEFAULT_MAX_BYTES = 20 * 1024 * 1024
 MAX_ALIAS_NODES = 10_000  # nodes YAML aliases may add to front matter when expanded
+MAX_FLOW_DEPTH = 64  # [ and { nested in front matter (PyYAML scans nested flow collections in quadratic time)
+_FLOW = re.compile(r"[\[\]{}]")
 SIDECAR_SUFFIX = ".meta.json"
 # The opening line, the YAML, and the closing line (``---`` or YAML's ``...``) of front matter; LF or CRLF.
 _FRONT_MATTER_OPEN = re.compile(r"---[ \t]*\r?\n")
@@ -144,8 +146,14 @@ def bounded_yaml(text: str, where: str) -> Any:
     A ``MetadataError`` when the YAML is invalid, nests deeper than the parser's recursion allows, has
     aliases that would add more than ``MAX_ALIAS_NODES`` nodes once expanded (or refer to themselves),
     or gives a key twice in one mapping (plain PyYAML keeps the last: a second ``acl`` would replace
-    the first). The node graph is checked before any value is built, so a bomb never expands.
+    the first), or nests ``[``/``{`` deeper than ``MAX_FLOW_DEPTH`` (checked first: PyYAML's scanner
+    takes time quadratic in that depth). The node graph is checked before any value is built, so a bomb
+    never expands.
     """
+    if _flow_depth(text) > MAX_FLOW_DEPTH:
+        raise MetadataError(
+            where, f"front matter nests [ ] or {{ }} deeper than {MAX_FLOW_DEPTH} levels; not indexed until it is fixed"
+        )
     loader = yaml.SafeLoader(text)
     try:
         node = loader.get_single_node()
@@ -159,6 +167,18 @@ def bounded_yaml(text: str, where: str) -> Any:
         raise MetadataError(where, "front matter nests too deeply to parse; not indexed until it is fixed") from None
     finally:
         loader.dispose()
+
+
+def _flow_depth(text: str) -> int:
+    """The deepest nesting of ``[``/``{`` in ``text``, quotes not skipped (never less than the YAML's own)."""
+    depth = deepest = 0
+    for match in _FLOW.finditer(text):
+        if match.group() in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth = max(depth - 1, 0)
+    return deepest
 
 
 def _check_nodes(root: yaml.Node, where: str) -> None:
