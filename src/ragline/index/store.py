@@ -21,13 +21,7 @@ import numpy as np
 from ragline import __version__
 from ragline.errors import ConfigError, IndexMismatchError
 from ragline.index.bm25 import BM25Params
-from ragline.index.changes import (
-    COMMIT_BATCH_CHARS,
-    SyncReport,
-    build_batches,
-    compare_with_index,
-    count_documents,
-)
+from ragline.index.changes import COMMIT_BATCH_CHARS, SyncReport, build_batches, compare_with_index, count_documents
 from ragline.index.dense import VectorMasks, embedder_stamp, load_index_embedder, search_vector, vectors_for
 from ragline.index.filters import FilterLike, parse_filter
 from ragline.index.live_ids import find_live, live_id_map
