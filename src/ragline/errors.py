@@ -55,6 +55,17 @@ class IndexNotFoundError(IndexDirectoryError):
         super().__init__(f"no ragline index at {path}: create one with `ragline index SOURCE --index {path}`")
 
 
+class IndexPathIsFileError(IndexNotFoundError):
+    """``--index`` names a file: no index is there, and none can be created there."""
+
+    def __init__(self, path: str) -> None:
+        IndexDirectoryError.__init__(
+            self,
+            f"{path} is a file, not a directory: --index names an index directory (a new one is created "
+            "where nothing exists yet); give another path",
+        )
+
+
 class IndexLockedError(IndexDirectoryError):
     def __init__(self, path: str, holder: str) -> None:
         super().__init__(

@@ -19,8 +19,9 @@ import numpy as np
 
 from ragline.errors import ConfigError
 from ragline.index.bm25 import BM25Params, absent_weight, tf_weight
-from ragline.index.filters import FilterLike
+from ragline.index.filters import FilterLike, filter_text, restrict
 from ragline.index.store import Index
+from ragline.principals import ANYONE, Principal
 
 # The textbook formula of each variant, as text for the explanation (see ragline.index.bm25).
 FORMULAS = {
@@ -37,23 +38,37 @@ FORMULAS = {
 FUSERS = ("rrf", "min_max", "z_score")
 
 
-def _locate(index: Index, doc_id: str) -> tuple[int, int]:
-    where = index.id_map().get(doc_id)
-    if where is None:
-        chunks = sorted(i for i in index.id_map() if i.startswith(f"{doc_id}#"))[:5]
-        hint = f"; its chunks are indexed as {', '.join(chunks)}, explain one of those" if chunks else ""
-        raise ConfigError(f"document {doc_id!r} is not a live document of the index{hint}")
-    return where
+def _locate(index: Index, doc_id: str, principal: Principal = ANYONE) -> tuple[int, int]:
+    """Where ``doc_id`` lives, if ``principal`` may read it (the same mask as retrieval's ACL filter).
+
+    Fail closed: an id the principal may not read gets the very message an absent id gets, and the chunks a
+    document id hint at are only those it may read, so ids cannot be probed.
+    """
+    restriction = principal.restriction()
+
+    def readable(where: tuple[int, int]) -> bool:
+        return restriction is None or bool(index.segments[where[0]].filter_mask(restriction)[where[1]])
+
+    live = index.id_map()
+    where = live.get(doc_id)
+    if where is not None and readable(where):
+        return where
+    chunks = sorted(i for i, w in live.items() if i.startswith(f"{doc_id}#") and readable(w))[:5]
+    hint = f"; its chunks are indexed as {', '.join(chunks)}, explain one of those" if chunks else ""
+    raise ConfigError(f"{doc_id!r} is not a live document or chunk of the index that you may read{hint}")
 
 
 def _rank_of(ranked: Sequence[tuple[str, float]], doc_id: str) -> int | None:
     return next((r for r, (d, _) in enumerate(ranked, start=1) if d == doc_id), None)
 
 
-def bm25_explanation(index: Index, query: str, doc_id: str, bm25: BM25Params | None = None) -> dict[str, Any]:
-    """The BM25 score of ``doc_id`` for ``query`` as per-term contributions (see the module doc)."""
+def bm25_explanation(
+    index: Index, query: str, doc_id: str, bm25: BM25Params | None = None, principal: Principal = ANYONE
+) -> dict[str, Any]:
+    """The BM25 score of ``doc_id`` for ``query`` as per-term contributions (see the module doc); a
+    document ``principal`` may not read is refused like an absent one."""
     params = bm25 or index.settings.bm25
-    si, row = _locate(index, doc_id)
+    si, row = _locate(index, doc_id, principal)
     segment = index.segments[si]
     terms = index.settings.analyzer(query)
     # The collection statistics (live df, N, average lengths, IDF) of the current commit, as searched.
@@ -121,18 +136,23 @@ def explain(
     fusers: Sequence[str] = FUSERS,
     depth: int = 100,
     filter: FilterLike = None,
+    principal: Principal = ANYONE,
 ) -> dict[str, Any]:
     """Why ``doc_id`` ranks where it does for ``query``: BM25 parts, dense cosine, each fuser's view.
 
     Ranks are over the top ``depth`` of each retriever (the hybrid retriever's candidate depth), under
-    ``filter``. The dense part needs vectors in the index; ``query_vector`` replaces embedding ``query``.
+    ``filter`` and ``principal``'s ACL restriction. A document or chunk ``principal`` may not read is
+    refused with the message an absent id gets (``ConfigError``). The dense part needs vectors in the
+    index; ``query_vector`` replaces embedding ``query``. ``out["filter"]`` is the filter applied, as text.
     """
     params = bm25 or index.settings.bm25
-    si, row = _locate(index, doc_id)
-    lexical = bm25_explanation(index, query, doc_id, params)
+    si, row = _locate(index, doc_id, principal)
+    filter = restrict(filter, principal.restriction())
+    lexical = bm25_explanation(index, query, doc_id, params, principal)
     bm25_run = index.search_ids(query, depth, filter, params)
     lexical["rank"] = _rank_of(bm25_run, doc_id)
-    out: dict[str, Any] = {"query": query, "doc_id": doc_id, "depth": depth, "bm25": lexical}
+    out: dict[str, Any] = {"query": query, "doc_id": doc_id, "depth": depth, "bm25": lexical,
+                           "filter": filter_text(filter)}  # fmt: skip
     vectors = index.segments[si].vectors
     if vectors is None:
         out["dense"] = None

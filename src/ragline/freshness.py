@@ -233,7 +233,7 @@ def weights_drift(index: Any) -> Drift | None:
 class StaleSource:
     doc_id: str
     source: str
-    status: str  # changed | removed
+    status: str  # changed | removed | unreadable (the file or its folder cannot be read now)
 
     def to_dict(self) -> dict[str, Any]:
         return {"doc_id": self.doc_id, "source": self.source, "status": self.status}
@@ -243,7 +243,9 @@ def stale_sources(index: Any, hits: Iterable[Any], roots: Sequence[str | Path] |
     """The files behind ``hits`` that changed (or vanished) since they were indexed.
 
     A hit's source path is relative to the folder it was indexed from: ``roots`` (default: the sources
-    ``ragline index`` recorded for this index). Hits with no file behind them (a corpus) are skipped.
+    ``ragline index`` recorded for this index). Hits with no file behind them (a corpus) are skipped. A
+    file that cannot be looked at now (its folder lost its permissions) is ``unreadable``: a warning, and
+    the search or answer goes on.
     """
     roots = [Path(r) for r in (recorded_sources(index.path) if roots is None else roots)]
     by_file: dict[str, set[str]] = {}
@@ -255,32 +257,41 @@ def stale_sources(index: Any, hits: Iterable[Any], roots: Sequence[str | Path] |
     stale: list[StaleSource] = []
     verified = VerifiedFiles.of(index)
     for source, docs in by_file.items():
-        path = _resolve(source, roots)
-        if path is None:
-            continue
-        if not path.is_file():
-            stale += [StaleSource(d, str(path), "removed") for d in sorted(docs)]
-            continue
-        if verified.unchanged(path):
-            continue
-        from ragline.errors import RaglineError
-        from ragline.ingest.loaders import load_file
-
         try:
-            loaded = [load_file(path, Path(source))]
-        except (RaglineError, OSError):
-            stale += [StaleSource(d, str(path), "changed") for d in sorted(docs)]
-            continue
-        units = [u for u in chunk_like_index(index, loaded) if document_id_of(u.id) in docs]
-        wanted = {i for i in index.id_map() if document_id_of(i) in docs}
-        sub = compare_documents(_Subset(index, wanted), units, prune=True,
-                                text_only=index.settings.context in ("llm", "late"))  # fmt: skip
-        changed = {d.doc_id for d in sub.documents if d.status != "unreadable"}
-        stale += [StaleSource(d, str(path), "changed") for d in sorted(docs & changed)]
-        if not changed and not any(d.status == "unreadable" for d in sub.documents):
-            verified.remember(path)
+            stale += _stale_file(index, source, docs, roots, verified)
+        except OSError as error:  # a folder made unreadable since it was indexed (PermissionError)
+            where = error.filename if isinstance(error.filename, str) else source
+            stale += [StaleSource(d, where, "unreadable") for d in sorted(docs)]
     verified.save()
     return stale
+
+
+def _stale_file(
+    index: Any, source: str, docs: set[str], roots: Sequence[Path], verified: VerifiedFiles
+) -> list[StaleSource]:
+    """The stale sources among ``docs``, all from the file indexed as ``source`` (see ``stale_sources``)."""
+    path = _resolve(source, roots)
+    if path is None:
+        return []
+    if not path.is_file():
+        return [StaleSource(d, str(path), "removed") for d in sorted(docs)]
+    if verified.unchanged(path):
+        return []
+    from ragline.errors import RaglineError
+    from ragline.ingest.loaders import load_file
+
+    try:
+        loaded = [load_file(path, Path(source))]
+    except (RaglineError, OSError):
+        return [StaleSource(d, str(path), "changed") for d in sorted(docs)]
+    units = [u for u in chunk_like_index(index, loaded) if document_id_of(u.id) in docs]
+    wanted = {i for i in index.id_map() if document_id_of(i) in docs}
+    sub = compare_documents(_Subset(index, wanted), units, prune=True,
+                            text_only=index.settings.context in ("llm", "late"))  # fmt: skip
+    changed = {d.doc_id for d in sub.documents if d.status != "unreadable"}
+    if not changed and not any(d.status == "unreadable" for d in sub.documents):
+        verified.remember(path)
+    return [StaleSource(d, str(path), "changed") for d in sorted(docs & changed)]
 
 
 class VerifiedFiles:
@@ -361,7 +372,7 @@ def record_source(index_path: str | Path, source: str | Path) -> None:
     import os
 
     folder, source = Path(index_path), Path(source).resolve()
-    known = [] if source.is_dir() else [s for s in recorded_sources(folder) if Path(s).is_file()]
+    known = [] if source.is_dir() else [s for s in recorded_sources(folder) if Path(s).exists()]
     paths = list(dict.fromkeys([*known, str(source)]))
     tmp = folder / f"{SOURCES_FILE}.tmp"
     tmp.write_text(json.dumps({"sources": paths}, indent=1), "utf-8")

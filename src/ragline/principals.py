@@ -91,8 +91,13 @@ def resolve_principal(
 ) -> Principal:
     """The principal of a command: ``--as USER`` (from ``--principals FILE``), or ``--groups``, or anyone.
 
-    Giving both a user and groups is an error: the groups of a user come from the file alone.
+    Giving both a user and groups is an error: the groups of a user come from the file alone. A principals
+    file without a user is an error too (fail closed): it names no one to restrict the command to.
     """
+    if principals_file is not None and user is None:
+        raise ConfigError(
+            f"--principals {principals_file} names users but not which one runs this command: add --as USER"
+        )
     if user is not None and groups is not None:
         raise ConfigError("give --as USER or --groups, not both: a user's groups come from the principals file")
     if user is not None:

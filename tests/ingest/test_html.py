@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from ragline.errors import InputError
+from ragline.errors import InputError, MetadataError
 from ragline.ingest import load_folder
 from ragline.ingest.html import load_html
 from ragline.ingest.markdown import sections_of
@@ -108,10 +108,14 @@ def test_encoding_falls_back_to_the_meta_charset_then_windows_1252(tmp_path: Pat
 
 
 def test_sidecar_metadata_overrides_meta_tags(tmp_path: Path) -> None:
-    path = write(tmp_path, "p.html", '<meta name="acl" content="all"><h1>T</h1><p>text</p>')
-    write(tmp_path, "p.html.meta.json", json.dumps({"acl": ["hr"], "title": "Sidecar title"}))
+    page = '<meta name="acl" content="hr"><meta name="version" content="1"><h1>T</h1><p>x</p>'
+    path = write(tmp_path, "p.html", page)
+    write(tmp_path, "p.html.meta.json", json.dumps({"acl": ["hr"], "version": 2, "title": "Sidecar title"}))
     document = load_html(path, Path("p.html"))
-    assert document.metadata == {"acl": ["hr"]} and document.title == "Sidecar title"
+    assert document.metadata == {"acl": ["hr"], "version": 2} and document.title == "Sidecar title"
+    write(tmp_path, "p.html.meta.json", json.dumps({"acl": ["all"]}))  # an ACL the page does not give: refused
+    with pytest.raises(MetadataError, match="p.html.meta.json"):
+        load_html(path, Path("p.html"))
 
 
 @pytest.mark.parametrize(

@@ -45,15 +45,17 @@ def test_sync_adds_updates_deletes_by_hash_and_reopens_with_its_stamps(milvus_ur
     settings = IndexSettings(vector_index="flat")
     docs = [Document(f"doc{i}", f"text number {i}", "", {"n": i}) for i in range(5)]
     with open_store(milvus_uri, settings) as collection:
-        assert vars(collection.sync(docs)) == {"added": 5, "updated": 0, "deleted": 0, "unchanged": 0}
+        assert vars(collection.sync(docs)) == {"added": 5, "updated": 0, "deleted": 0, "unchanged": 0,
+                                               "removed_documents": set(), "live_documents": 0}  # fmt: skip
         collection.commit()
     changed = [*docs[:3], Document("doc3", "new text", "", {"n": 3}), Document("doc9", "fresh", "", {})]
     with open_store(milvus_uri, settings) as collection:
         report = collection.sync(changed, keep={"doc4"})  # doc4 failed to load this time: kept
-        assert vars(report) == {"added": 1, "updated": 1, "deleted": 0, "unchanged": 3}
+        assert vars(report) == {"added": 1, "updated": 1, "deleted": 0, "unchanged": 3,
+                                "removed_documents": set(), "live_documents": 5}  # fmt: skip
         collection.commit()
         assert len(collection) == 6 and collection.get("doc3").text == "new text"
-        collection.sync(changed)
+        assert collection.sync(changed).removed_documents == {"doc4"}
         collection.commit()
         assert collection.get("doc4") is None and len(collection) == 5
     with pytest.raises(IndexMismatchError, match="other settings"):

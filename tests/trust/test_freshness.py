@@ -122,3 +122,31 @@ def test_ragline_index_records_the_files_it_loaded_as_fresh(tmp_path: Path, monk
     assert stale_sources(opened, hits) == [] and reads == []
     (docs / "leave.md").write_text("# Leave\n\nEmployees get 30 days of annual leave.\n")
     assert [s.status for s in stale_sources(opened, hits)] == ["changed"] and len(reads) == 1
+
+
+def test_search_after_a_folder_became_unreadable_warns_and_answers(
+    indexed: tuple[Path, str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Planted fault: the stale-source check letting PermissionError out (the code before: a traceback from
+    ``freshness.stale_sources``, exit 1). Tests run as root, where ``chmod 000`` blocks nothing, so the
+    unreadable folder is simulated: ``os.stat`` under it raises PermissionError."""
+    import os
+
+    docs, index = indexed
+    real_stat = os.stat
+    blocked = str(docs / "hr") + os.sep
+
+    def stat(path, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003 (os.stat's own signature)
+        if os.fsdecode(path).startswith(blocked):
+            raise PermissionError(13, "Permission denied", os.fsdecode(path))
+        return real_stat(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", stat)
+    capsys.readouterr()
+    assert main(["search", "salaries paid", "--index", index]) == 0
+    captured = capsys.readouterr()
+    assert "hr/pay" in captured.out and "Traceback" not in captured.err
+    assert "unreadable" in captured.err  # a warning, naming the document
+    code, found = _run(capsys, "search", "salaries paid", "--index", index)
+    assert code == 0 and found["stale_sources"] == [
+        {"doc_id": "hr/pay", "source": str(docs / "hr" / "pay.md"), "status": "unreadable"}]

@@ -18,7 +18,7 @@ from ragline.cli.common import (
     emit_json,
     index_path,
     positive_int,
-    restricted_filter,
+    principal_of,
 )
 from ragline.index import Index
 
@@ -32,10 +32,11 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
     path = index_path(args)
     index = Index.open(path)
-    flt, flt_text = restricted_filter(args)
     params = bm25_params(args, index.settings.bm25)
-    out = explain(index, args.query, args.doc_id, params, depth=args.depth, filter=flt)
-    out["filter"] = flt_text
+    # The principal's ACL decides which ids may be explained at all, not only the ranks (fail closed).
+    out = explain(index, args.query, args.doc_id, params, depth=args.depth, filter=args.filter,
+                  principal=principal_of(args))  # fmt: skip
+    flt_text = out["filter"]
     if args.output == "json":
         emit_json({**out, "provenance": {"ragline_version": __version__, "index": str(path),
                                          "generation": index.generation}})  # fmt: skip

@@ -21,9 +21,10 @@ from ragline.cli.common import (
 )
 from ragline.cli.settings import index_settings
 from ragline.corpora.builtin import DEFAULT_INGEST
-from ragline.errors import RaglineError
-from ragline.freshness import VerifiedFiles, load_source, record_source
+from ragline.errors import ConfigError, RaglineError
+from ragline.freshness import VerifiedFiles, load_source, record_source, recorded_sources
 from ragline.index import Index
+from ragline.index.changes import SyncReport, mass_delete
 from ragline.ingest import LoadReport
 from ragline.ingest.loaders import DOCUMENT_SUFFIXES
 from ragline.progress import stderr
@@ -33,6 +34,7 @@ from ragline.store.uri import parse_store_uri
 
 def cmd_index(args: argparse.Namespace) -> int:
     path = index_path(args)
+    check_source(Path(args.source), path, args.yes)
     settings = index_settings(args, path)
     started = time.perf_counter()
     workers = getattr(args, "workers", None)
@@ -90,6 +92,9 @@ def cmd_index(args: argparse.Namespace) -> int:
             report = index.sync(units, prune=not one_file, keep=loaded.keep, vectors=vectors)
         else:
             report = index.sync(units, prune=not one_file, keep=loaded.keep)
+        if not args.allow_mass_delete:  # before the commit: raising drops what the sync staged
+            check_deletions(report, Path(args.source), path, [] if store else recorded_sources(path),
+                            getattr(loaded, "withdrawn", set()))  # fmt: skip
         unit = "documents" if settings.chunker == "none" else "chunks"
         with stderr.status(f"committing {report.added + report.updated} {unit}"):
             index.commit()
@@ -141,6 +146,45 @@ def cmd_index(args: argparse.Namespace) -> int:
     return 0
 
 
+def check_source(source: Path, index: Path, yes: bool) -> None:
+    """Refuse a source that is the filesystem root (without ``--yes``), or the index folder or inside it."""
+    resolved = source.resolve()
+    if resolved == Path(resolved.anchor) and not yes:
+        raise ConfigError(f"{source} is the root of the filesystem: name the folder of your documents, "
+                          "or add --yes to index everything under it")  # fmt: skip
+    if resolved.is_relative_to(index.resolve()):
+        raise ConfigError(f"{source} is the index {index} itself (or inside it): an index cannot index itself; "
+                          "name the folder of your documents")  # fmt: skip
+
+
+def check_deletions(
+    report: SyncReport, source: Path, index: Path | str, recorded: list[str], withdrawn: set[str]
+) -> None:
+    """Refuse (``ConfigError``) a sync that deletes documents of another source, or most of the index.
+
+    ``recorded`` holds the sources ``ragline index`` recorded for the index: a folder (or BEIR folder)
+    other than those that would delete documents is another source, not a new version of this one.
+    ``withdrawn`` documents fail closed (bad metadata, links): removing them is never what stops a sync.
+    """
+    if not report.removed_documents - withdrawn:
+        return
+    folders = [s for s in recorded if not Path(s).is_file()]
+    resolved = str(source.resolve())
+    if folders and resolved not in folders:
+        raise ConfigError(
+            f"{index} was indexed from {folders[0]}, not {resolved}: syncing it would delete the "
+            f"{len(report.removed_documents)} documents {source} lacks. Nothing was written. Index it into "
+            "another --index, or add --allow-mass-delete to make the index mirror it"
+        )
+    deleted = mass_delete(report, withdrawn)
+    if deleted:
+        raise ConfigError(
+            f"this sync would delete {deleted} of the {report.live_documents} documents in "
+            f"{index}: are files of {source} missing (unmounted, moved)? Nothing was written; add "
+            "--allow-mass-delete if the deletions are intended"
+        )
+
+
 def _dry_run(args: argparse.Namespace, path: Path, settings: Any, loaded: LoadReport) -> int:
     """What the sync would add, update and delete, by document; nothing is written (an LLM context is not run)."""
     from ragline.freshness import chunk_like_index, compare_documents
@@ -168,7 +212,11 @@ def add_parser(sub: Any) -> None:
         "index",
         help="index or re-sync a folder of documents (" + " ".join(DOCUMENT_SUFFIXES) + "), one file, or a BEIR corpus",
         description="Index SOURCE. Run again on the same source to sync: new and changed files "
-        "are (re)indexed, removed files deleted, unchanged files skipped.",
+        "are (re)indexed, removed files deleted, unchanged files skipped. A folder, BEIR folder or .jsonl "
+        "corpus is mirrored: a sync that would delete more than half of the index's documents (or all), "
+        "or delete documents of another folder than the one the index was built from, stops and writes "
+        "nothing unless --allow-mass-delete. One document file is added or updated and never deletes. "
+        "A link named as SOURCE is followed only with --follow-links.",
     )
     p.add_argument(
         "source",
@@ -179,7 +227,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--follow-links",
         action="store_true",
-        help="follow symbolic links that point outside the folder (default: report and skip them)",
+        help="follow symbolic links that point outside the folder, and a link named as SOURCE "
+        "(default: report and skip them)",
     )
     p.add_argument(
         "--chunker",
@@ -204,6 +253,13 @@ def add_parser(sub: Any) -> None:
         help="index into a Milvus collection instead of the --index folder: milvus://[user:password@]HOST:PORT/NAME "
         "(milvus+tls:// for TLS); synced by content hash like a folder (see docs/scale.md)",
     )
+    p.add_argument(
+        "--allow-mass-delete",
+        action="store_true",
+        help="let the sync delete more than half of the index's documents, or those of another folder than "
+        "the one the index was built from (default: stop and write nothing)",
+    )
+    p.add_argument("--yes", action="store_true", help="index the filesystem root when it is named as SOURCE")
     p.add_argument(
         "--dry-run",
         action="store_true",

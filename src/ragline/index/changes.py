@@ -8,8 +8,8 @@ holds every chunk's postings at once; the manifest swap alone makes them visible
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from ragline.index.segment import Segment
@@ -21,8 +21,29 @@ from ragline.types import Document
 class SyncReport:
     added: int = 0
     updated: int = 0
-    deleted: int = 0
+    deleted: int = 0  # ids (chunks, where chunked)
     unchanged: int = 0
+    removed_documents: set[str] = field(default_factory=set)  # documents none of whose ids stays
+    live_documents: int = 0  # documents before the sync
+
+
+def count_documents(report: SyncReport, live: Iterable[str], seen: set[str], gone: Iterable[str]) -> None:
+    """Set ``report``'s document counts: the live documents, and those whose every id ``gone`` deletes."""
+    from ragline.types import document_id_of
+
+    staying = {document_id_of(i) for i in seen}
+    report.live_documents = len({document_id_of(i) for i in live})
+    report.removed_documents = {document_id_of(i) for i in gone} - staying
+
+
+def mass_delete(report: SyncReport, withdrawn: Collection[str] = ()) -> int:
+    """The documents a sync deletes when that is more than half of the index's documents, or all (else 0).
+
+    ``withdrawn`` documents (their files are there but fail closed: bad metadata, a link out of the
+    folder) are not counted: their removal is on purpose, and stopping would keep them searchable.
+    """
+    deleted, live = len(report.removed_documents - set(withdrawn)), report.live_documents
+    return deleted if deleted > 0 and (2 * deleted > live or deleted == live) else 0
 
 
 # Characters of pending text analyzed into one segment at a time (whole documents, so a little more):

@@ -218,6 +218,11 @@ class Segment:
             raise CorruptIndexError(
                 f"segment file {error.filename} is missing; restore the index from a backup or rebuild it"
             ) from None
+        except (ValueError, KeyError, TypeError) as error:  # a damaged catalog or metadata file (bad bytes, JSON)
+            raise CorruptIndexError(
+                f"segment {folder} cannot be read ({type(error).__name__}: {error}); restore the index from a "
+                "backup or rebuild it"
+            ) from None
 
     def serve_from(self, folder: Path) -> None:
         """After ``write``: read postings, vectors and stored text from the files in ``folder`` from now
@@ -254,7 +259,15 @@ class Segment:
         if self._documents is not None:
             return self._documents[row]
         assert self._offsets is not None and self._map is not None
-        raw = json.loads(self._map[self._offsets[row] : self._offsets[row + 1]])
+        try:
+            raw = json.loads(self._map[self._offsets[row] : self._offsets[row + 1]])
+            raw["text"], raw["title"]  # noqa: B018 (a record without them is damaged too)
+        except (ValueError, KeyError, TypeError) as error:  # bad bytes (UnicodeDecodeError) or JSON
+            where = self.folder / "docs.jsonl" if self.folder is not None else "docs.jsonl"
+            raise CorruptIndexError(
+                f"{where}: the stored text of {self.ids[row]!r} cannot be read ({type(error).__name__}); "
+                "restore the index from a backup or rebuild it"
+            ) from None
         return Document(self.ids[row], raw["text"], raw["title"], self.metadata[row], self.sources[row],
                         raw.get("index_text"), raw.get("parent"))  # fmt: skip
 

@@ -34,6 +34,7 @@ from ragline.errors import (
     IndexLockedError,
     IndexMismatchError,
     IndexNotFoundError,
+    IndexPathIsFileError,
 )
 from ragline.fsutil import fsync_directory, fsync_file
 from ragline.index.segment import Segment
@@ -63,8 +64,15 @@ def new_manifest(settings: IndexSettings) -> dict[str, Any]:
     }
 
 
+def check_directory(path: Path) -> None:
+    """``IndexPathIsFileError`` when ``path`` exists but is not a directory (an index is a directory)."""
+    if path.exists() and not path.is_dir():
+        raise IndexPathIsFileError(str(path))
+
+
 def read_manifest(path: Path) -> dict[str, Any]:
     """The manifest of the index at ``path`` (it is replaced atomically, so one read sees one commit)."""
+    check_directory(path)
     if not (path / MANIFEST).is_file():
         raise IndexNotFoundError(str(path))
     try:

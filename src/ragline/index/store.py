@@ -21,7 +21,7 @@ import numpy as np
 from ragline import __version__
 from ragline.errors import ConfigError, IndexMismatchError
 from ragline.index.bm25 import BM25Params
-from ragline.index.changes import COMMIT_BATCH_CHARS, SyncReport, build_batches, compare_with_index
+from ragline.index.changes import COMMIT_BATCH_CHARS, SyncReport, build_batches, compare_with_index, count_documents
 from ragline.index.dense import VectorMasks, embedder_stamp, load_index_embedder, search_vector, vectors_for
 from ragline.index.filters import FilterLike, parse_filter
 from ragline.index.live_ids import find_live, live_id_map
@@ -35,6 +35,7 @@ from ragline.index.storage import (
     MANIFEST,
     Commit,
     WriterLock,
+    check_directory,
     collect_garbage,
     index_info,
     load_commit,
@@ -84,6 +85,7 @@ class Index:
         """A new, empty index; at ``path`` it is committed at once, so it can be opened."""
         index = cls(Path(path) if path is not None else None, settings or IndexSettings())
         if index.path is not None:
+            check_directory(index.path)
             if (index.path / MANIFEST).exists():
                 raise ConfigError(f"an index already exists at {index.path}; open it instead")
             index.path.mkdir(parents=True, exist_ok=True)
@@ -369,6 +371,7 @@ class Index:
                 del self._pending[doc_id]  # staged earlier, but not in the set to mirror
             gone = [doc_id for doc_id in live if doc_id not in seen and document_id_of(doc_id) not in keep]
             report.deleted = self.delete(gone)
+            count_documents(report, live, seen, gone)
         return report
 
     @property

@@ -134,7 +134,7 @@ class IngestWorker:
                 try:
                     document = load_file(Path(path), Path(relative), self.max_bytes)
                 except MetadataError as error:
-                    emit(int(seq), "metadata-error", (error.source, error.reason))
+                    emit(int(seq), "metadata-error", (error.source, error.reason, document_id(Path(relative))))
                     continue
                 except InputError as error:
                     emit(int(seq), "error", (error.source, error.reason, document_id(Path(relative))))
@@ -215,6 +215,9 @@ def _items(source: Path, follow_links: bool) -> tuple[list[dict[str, Any]], Load
             raise InputError(str(source), f"unsupported file type {source.suffix or '(none)'!r}")
         report = LoadReport()
         items = [{"path": str(source), "relative": source.name, "document": b""}]
+        if source.is_symlink() and not follow_links:  # as load_path: a link named directly is not followed
+            report.errors.append(InputError(str(source), f"is a link (to {source.resolve()}); use --follow-links"))
+            items = []
     for seq, item in enumerate(items):
         item["seq"] = seq
     return items, report
@@ -235,7 +238,8 @@ def _collect(
         elif kind == "counts":
             computed, cached = computed + payload[0], cached + payload[1]
         elif kind == "metadata-error":
-            errors.append((row["seq"], MetadataError(*payload)))  # fail closed: not kept
+            errors.append((row["seq"], MetadataError(*payload[:2])))  # fail closed: not kept
+            report.withdrawn.add(payload[2])
         else:
             where, reason, doc_id = payload
             errors.append((row["seq"], InputError(where, reason)))

@@ -1,15 +1,24 @@
 """File helpers every loader shares: capped reads, text decoding, document ids, front matter, sidecars.
 
 The text, HTML, PDF and reStructuredText loaders all read a file through ``read_capped`` (an
-``InputError`` over the size cap), name it with ``document_id`` and merge ``sidecar_metadata``; the
-text-based ones decode with ``decode_text`` (BOM, UTF-8, else the encoding charset-normalizer
-detects). They live below ``loaders.py`` so that the loaders it dispatches to need not import it.
+``InputError`` over the size cap), name it with ``document_id`` and merge their sidecar with
+``with_sidecar``; the text-based ones decode with ``decode_text`` (BOM, UTF-8, else the encoding
+charset-normalizer detects). They live below ``loaders.py`` so that the loaders it dispatches to need
+not import it.
+
+A file's ACL may come from two places: its own metadata (front matter, ``<meta name="acl">``, an
+reStructuredText field) and its sidecar. Where they disagree, or where the file's own metadata gives a
+key twice with different values, the file is a ``MetadataError`` naming both (fail closed: a sidecar
+cannot widen an ACL silently, and neither can a second tag). Front matter YAML is parsed with bounds:
+aliases may add at most ``MAX_ALIAS_NODES`` nodes (a "billion laughs" bomb is refused before it is
+expanded), a self-referring alias and nesting deeper than Python's recursion limit are refused.
 """
 
 from __future__ import annotations
 
 import codecs
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -19,6 +28,9 @@ import yaml
 from ragline.errors import InputError, MetadataError
 
 DEFAULT_MAX_BYTES = 20 * 1024 * 1024
+MAX_ALIAS_NODES = 10_000  # nodes YAML aliases may add to front matter when expanded
+MAX_FLOW_DEPTH = 64  # [ and { nested in front matter (PyYAML scans nested flow collections in quadratic time)
+_FLOW = re.compile(r"[\[\]{}]")
 SIDECAR_SUFFIX = ".meta.json"
 # The opening line, the YAML, and the closing line (``---`` or YAML's ``...``) of front matter; LF or CRLF.
 _FRONT_MATTER_OPEN = re.compile(r"---[ \t]*\r?\n")
@@ -89,6 +101,20 @@ def detect_encoding(data: bytes) -> str | None:
     return best.encoding
 
 
+def printable_path(path: Path | str) -> str:
+    """``path`` as text that can be printed and stored: bytes that are not UTF-8 appear as ``\\xe9``."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def utf8_name_error(path: Path, kind: str = "file") -> InputError | None:
+    """An ``InputError`` when ``path``'s name is not valid UTF-8 (it could be no document id), else None."""
+    try:
+        path.name.encode("utf-8")
+    except UnicodeEncodeError:
+        return InputError(printable_path(path), f"the {kind} name is not valid UTF-8; rename it to index it")
+    return None
+
+
 def document_id(relative: Path) -> str:
     """A file's document id: its path under the indexed folder, without the extension (``a/b.md`` -> ``a/b``)."""
     return relative.with_suffix("").as_posix()
@@ -108,13 +134,144 @@ def split_front_matter(text: str, where: str) -> tuple[dict[str, Any], str]:
         raise MetadataError(
             where, "front matter opened by '---' on the first line is never closed: add a closing '---' line"
         )
-    try:
-        meta = yaml.safe_load(text[opening.end() : closing.start()]) or {}
-    except yaml.YAMLError as error:
-        raise MetadataError(where, f"front matter is not valid YAML ({error}); not indexed until it is fixed") from None
+    meta = bounded_yaml(text[opening.end() : closing.start()], where) or {}
     if not isinstance(meta, dict):
         raise MetadataError(where, "front matter must be a mapping of keys to values; not indexed until it is fixed")
     return {str(k): _plain(v) for k, v in meta.items()}, text[closing.end() :]
+
+
+def bounded_yaml(text: str, where: str) -> Any:
+    """``text`` as YAML (safe types), refusing what would cost unbounded memory or is ambiguous.
+
+    A ``MetadataError`` when the YAML is invalid, nests deeper than the parser's recursion allows, has
+    aliases that would add more than ``MAX_ALIAS_NODES`` nodes once expanded (or refer to themselves),
+    or gives a key twice in one mapping (plain PyYAML keeps the last: a second ``acl`` would replace
+    the first), or nests ``[``/``{`` deeper than ``MAX_FLOW_DEPTH`` (checked first: PyYAML's scanner
+    takes time quadratic in that depth). The node graph is checked before any value is built, so a bomb
+    never expands.
+    """
+    if _flow_depth(text) > MAX_FLOW_DEPTH:
+        raise MetadataError(
+            where, f"front matter nests [ ] or {{ }} deeper than {MAX_FLOW_DEPTH} levels; not indexed until it is fixed"
+        )
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_nodes(node, where)
+        return loader.construct_document(node)
+    except yaml.YAMLError as error:
+        raise MetadataError(where, f"front matter is not valid YAML ({error}); not indexed until it is fixed") from None
+    except RecursionError:
+        raise MetadataError(where, "front matter nests too deeply to parse; not indexed until it is fixed") from None
+    finally:
+        loader.dispose()
+
+
+def _flow_depth(text: str) -> int:
+    """The deepest nesting of ``[``/``{`` in ``text``, quotes not skipped (never less than the YAML's own)."""
+    depth = deepest = 0
+    for match in _FLOW.finditer(text):
+        if match.group() in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth = max(depth - 1, 0)
+    return deepest
+
+
+def _check_nodes(root: yaml.Node, where: str) -> None:
+    """Refuse repeated keys, self-referring aliases and alias expansion past ``MAX_ALIAS_NODES`` (iteratively)."""
+    expanded: dict[int, int] = {}  # id(node) -> its node count with every alias expanded
+    distinct: set[int] = set()
+    open_nodes: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        key = id(node)
+        children = _children(node)
+        if children_done:
+            open_nodes.discard(key)
+            expanded[key] = 1 + sum(expanded[id(child)] for child in children)
+            if expanded[key] - len(distinct) > MAX_ALIAS_NODES:
+                raise MetadataError(
+                    where, f"front matter YAML aliases expand to over {MAX_ALIAS_NODES:,} values (an alias bomb?); "
+                    "write the values out; not indexed until it is fixed",
+                )
+            continue
+        if key in expanded:
+            continue
+        if key in open_nodes:
+            raise MetadataError(where, "front matter has a YAML alias that refers to itself; not indexed until fixed")
+        open_nodes.add(key)
+        distinct.add(key)
+        if isinstance(node, yaml.MappingNode):
+            _check_keys(node, where)
+        stack.append((node, True))
+        stack.extend((child, False) for child in children)
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return list(node.value) if isinstance(node, yaml.SequenceNode) else []
+
+
+def _check_keys(node: yaml.MappingNode, where: str) -> None:
+    seen: dict[tuple[str, str], int] = {}
+    for key_node, _ in node.value:
+        if not isinstance(key_node, yaml.ScalarNode):
+            continue
+        line = key_node.start_mark.line + 2  # 1-based, after the opening '---' line
+        first = seen.setdefault((key_node.tag, key_node.value), line)
+        if first != line:
+            raise MetadataError(
+                where, f"front matter gives the key {key_node.value!r} twice (lines {first} and {line}); "
+                "keep one; not indexed until it is fixed",
+            )
+
+
+def acl_groups(value: Any) -> frozenset[str]:
+    """The groups an ``acl`` value names (a list, one name, or none), as the ACL filter reads it."""
+    values = value if isinstance(value, (list, tuple)) else () if value is None else (value,)
+    return frozenset(str(v) for v in values)
+
+
+def field_value(key: str, text: str) -> Any:
+    """A metadata value given as text (an HTML ``<meta>``, a reStructuredText field): ``acl`` a list split on
+    commas, a whole number an int, else the text."""
+    if key == "acl":
+        return [group.strip() for group in text.split(",") if group.strip()]
+    return int(text) if re.fullmatch(r"-?\d+", text) else text
+
+
+def set_once(metadata: dict[str, Any], key: str, value: Any, where: str, what: str) -> None:
+    """``metadata[key] = value``; a ``MetadataError`` naming ``what`` when the file gave ``key`` before, differently."""
+    if key in metadata:
+        old = metadata[key]
+        if (acl_groups(old) != acl_groups(value)) if key == "acl" else old != value:
+            raise MetadataError(
+                where, f"{what} is given twice with different values ({old!r} and {value!r}); keep one "
+                "(not indexed until then)",
+            )
+    metadata[key] = value
+
+
+def with_sidecar(metadata: dict[str, Any], path: Path, embedded: str) -> dict[str, Any]:
+    """``metadata`` read from the file itself (``embedded`` says from where) updated by its sidecar's.
+
+    The sidecar's keys win, except that an ``acl`` both give differently is a ``MetadataError`` naming
+    both sources: the file is not indexed until they agree (fail closed, never the wider ACL).
+    """
+    sidecar = sidecar_metadata(path)
+    if "acl" in metadata and "acl" in sidecar and acl_groups(metadata["acl"]) != acl_groups(sidecar["acl"]):
+        raise MetadataError(
+            str(path), f"its {embedded} gives acl {metadata['acl']!r} but {path.name}{SIDECAR_SUFFIX} gives acl "
+            f"{sidecar['acl']!r}; make them agree or keep one (not indexed until then)",
+        )
+    metadata.update(sidecar)
+    return metadata
 
 
 def _plain(value: Any) -> Any:

@@ -22,11 +22,18 @@ read as a heading, a setext underline or a code fence gets a ``\\`` in front.
 The title is ``<title>``, else the first ``<h1>``, else the file name. Metadata comes from
 ``<meta name="acl" content="hr, finance">`` (a comma-separated list), ``<meta name="version">``
 (an integer when it is one), ``<meta name="effective_date">``, and ``<meta name="ragline:KEY">`` for any
-other key; a ``<file>.meta.json`` sidecar overrides them, as for every file.
+other key; two tags giving one key different values are a ``MetadataError`` (fail closed). A
+``<file>.meta.json`` sidecar overrides them, as for every file, except an ``acl`` that differs: an error.
 
-Broken HTML is parsed the way browsers do, leniently (libxml2 via lxml). The encoding is UTF-8 when the
-bytes decode as UTF-8, else the ``<meta charset>``, else Windows-1252 (what browsers assume); any other
-than UTF-8 is recorded as ``metadata["encoding"]``. A NUL byte anywhere means binary: refused.
+Broken HTML is parsed the way browsers do, leniently (libxml2 via lxml). Deep nesting: libxml2 parses up
+to 2,048 levels (its "huge" limit; 256 by default, past which everything was lost); content nested more
+than ``FLAT_DEPTH`` levels deep is kept as plain text (what is dropped above stays dropped, words stay
+apart, its headings, lists and tables are read as text), so the walk stays within Python's recursion
+limit; a page nested past 2,048 levels is refused (``InputError``), since the parser loses what follows.
+
+The encoding is UTF-8 when the bytes decode as UTF-8, else the ``<meta charset>``, else Windows-1252
+(what browsers assume); any other than UTF-8 is recorded as ``metadata["encoding"]``. A NUL byte
+anywhere means binary: refused.
 """
 
 from __future__ import annotations
@@ -36,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from ragline.errors import InputError
-from ragline.ingest.files import DEFAULT_MAX_BYTES, document_id, read_capped, sidecar_metadata
+from ragline.ingest.files import DEFAULT_MAX_BYTES, document_id, field_value, read_capped, set_once, with_sidecar
 from ragline.types import Document
 
 _DROP = frozenset(
@@ -52,6 +59,7 @@ _BLOCKS = frozenset(
     "center fieldset hr header footer table caption thead tbody tfoot tr td th".split()
 )
 _META_KEYS = frozenset(("acl", "version", "effective_date"))
+FLAT_DEPTH = 200  # elements this deep have their content read as plain text (the walk below recurses)
 _SPACE = re.compile(r"\s+")
 _MARKDOWN_LIKE = re.compile(r"^ {0,3}(#{1,6}(\s|$)|=+\s*$|-+\s*$|`{3,}|~{3,})")
 _CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([\w-]+)""", re.IGNORECASE)
@@ -66,16 +74,18 @@ def load_html(path: Path, relative: Path, max_bytes: int = DEFAULT_MAX_BYTES) ->
     if b"\x00" in data:  # anywhere: a NUL past the first block still means binary
         raise InputError(str(path), "looks binary (contains NUL bytes); skipped")
     encoding = _encoding(data)
-    parser = lxml.html.HTMLParser(encoding=encoding, remove_comments=True, remove_pis=True)
+    parser = lxml.html.HTMLParser(encoding=encoding, remove_comments=True, remove_pis=True, huge_tree=True)
     try:
         root = lxml.html.document_fromstring(data, parser=parser)
     except (lxml.etree.ParserError, ValueError):  # "Document is empty": nothing but whitespace
         raise InputError(str(path), "empty: no text to index") from None
+    if any(error.type_name == "ERR_RESOURCE_LIMIT" for error in parser.error_log):
+        raise InputError(str(path), "nests elements deeper than the HTML parser's limit (2,048 levels): what "
+                                    "follows the limit would be lost; not indexed")  # fmt: skip
     text = html_to_text(root)
     if not text.strip():
         raise InputError(str(path), "empty: no text to index (after removing scripts, navigation and markup)")
-    metadata = _meta_tags(root)
-    metadata.update(sidecar_metadata(path))
+    metadata = with_sidecar(_meta_tags(root, str(path)), path, "<meta> tags")
     if encoding != "utf-8":
         metadata["encoding"] = encoding
     title = str(metadata.pop("title", "") or _title(root) or path.stem)
@@ -84,6 +94,7 @@ def load_html(path: Path, relative: Path, max_bytes: int = DEFAULT_MAX_BYTES) ->
 
 def html_to_text(root: Any) -> str:
     """The Markdown-like text of a parsed page (an lxml element), as described in the module docstring."""
+    _flatten_deep(root)
     body = root.find("body")
     mains = list(root.iter("main")) or [e for e in root.iter() if _attr(e, "role") == "main"]
     start = mains[0] if len(mains) == 1 else (body if body is not None else root)
@@ -91,6 +102,32 @@ def html_to_text(root: Any) -> str:
     _emit(start, out)
     out.flush()
     return "\n\n".join(out.blocks)
+
+
+def _flatten_deep(root: Any, depth: int = FLAT_DEPTH) -> None:
+    """Read the content of elements ``depth`` levels deep as plain text: drop what ``_dropped`` drops, keep
+    block boundaries as spaces, strip every tag below (iteratively: the walk after this may recurse)."""
+    import lxml.etree
+
+    stack = [(root, 0)]
+    while stack:
+        element, level = stack.pop()
+        if level < depth:
+            stack.extend((child, level + 1) for child in element)
+            continue
+        inside = [element]
+        while inside:
+            node = inside.pop()
+            for child in list(node):
+                tag = _tag(child)
+                if tag and _dropped(child, tag):
+                    child.drop_tree()  # its tail stays
+                    continue
+                if tag in _BLOCKS or tag in _HEADINGS or tag in ("br", "li", "ul", "ol", "pre"):
+                    child.text = " " + (child.text or "")
+                    child.tail = " " + (child.tail or "")
+                inside.append(child)
+        lxml.etree.strip_tags(element, "*")
 
 
 class _Blocks:
@@ -255,19 +292,15 @@ def _title(root: Any) -> str:
     return _inline(h1) if h1 is not None else ""
 
 
-def _meta_tags(root: Any) -> dict[str, Any]:
+def _meta_tags(root: Any, where: str) -> dict[str, Any]:
+    """Metadata from the page's ``<meta>`` tags; a key two tags give differently is a ``MetadataError``."""
     metadata: dict[str, Any] = {}
     for meta in root.iter("meta"):
         name, content = _attr(meta, "name"), (meta.get("content") or "").strip()
         key = name.removeprefix("ragline:")
         if not content or not (name in _META_KEYS or name.startswith("ragline:")) or not key:
             continue
-        if key == "acl":
-            metadata[key] = [group.strip() for group in content.split(",") if group.strip()]
-        elif re.fullmatch(r"-?\d+", content):
-            metadata[key] = int(content)
-        else:
-            metadata[key] = content
+        set_once(metadata, key, field_value(key, content), where, f'<meta name="{key}"> (or "ragline:{key}")')
     return metadata
 
 

@@ -21,8 +21,10 @@ HTML (``.html``, ``.htm``), PDF and reStructuredText (``.rst``) files go to thei
 
 Markdown and text files may begin with YAML front matter (``---`` lines, LF or CRLF); its keys become
 metadata (``title`` sets the title; ``acl``, ``version``, ``effective_date`` ... are filterable). A file
-that opens a front matter block and never closes it is a ``MetadataError``. A sidecar
-``<file>.meta.json`` does the same for any file.
+that opens a front matter block and never closes it is a ``MetadataError``, and so is YAML that repeats a
+key or whose aliases would expand past a bound (see ``files.py``). A sidecar ``<file>.meta.json`` does the
+same for any file; where it and the file's own metadata give different ``acl`` values, the file is a
+``MetadataError`` naming both (fail closed).
 """
 
 from __future__ import annotations
@@ -43,8 +45,9 @@ from ragline.ingest.files import (
     decode_text,
     document_id,
     read_capped,
-    sidecar_metadata,
     split_front_matter,
+    utf8_name_error,
+    with_sidecar,
 )
 from ragline.ingest.html import load_html
 from ragline.ingest.pdf import load_pdf
@@ -85,6 +88,9 @@ class LoadReport:
     errors: list[InputError] = field(default_factory=list)
     keep: KeptIds = field(default_factory=KeptIds)
     unsupported: dict[str, int] = field(default_factory=dict)  # suffix ("" for none) -> files
+    # ids of files that are there but fail closed (bad metadata, a link out of the folder): a sync removes
+    # their earlier version on purpose, so these never count as a mass deletion
+    withdrawn: set[str] = field(default_factory=set)
     # resolved path -> stat signature taken before the file was read, for each file loaded (freshness)
     signatures: dict[str, list[int]] = field(default_factory=dict)
 
@@ -204,6 +210,7 @@ def load_folder(
             _load_into(report, path, relative, max_bytes)
         except MetadataError as error:
             report.errors.append(error)  # fail closed: not kept, the earlier version is removed
+            report.withdrawn.add(document_id(relative))
         except InputError as error:
             report.errors.append(error)
             report.keep.ids.add(document_id(relative))
@@ -226,13 +233,23 @@ def load_path(
     max_bytes: int = DEFAULT_MAX_BYTES,
     follow_links: bool = False,
 ) -> LoadReport:
-    """A folder (:func:`load_folder`) or a single file of a supported kind (its id is its file name's stem)."""
+    """A folder (:func:`load_folder`) or a single file of a supported kind (its id is its file name's stem).
+
+    A single file that is a symbolic link is reported and skipped unless ``follow_links``.
+    """
     source = Path(source)
     if source.is_dir():
         return load_folder(source, max_bytes=max_bytes, follow_links=follow_links)
     if not source.exists():
         raise InputError(str(source), "no such file or directory")
     report = LoadReport()
+    bad_name = utf8_name_error(source)
+    if bad_name is not None:
+        report.errors.append(bad_name)
+        return report
+    if source.is_symlink() and not follow_links:  # as links in a folder walk: reported, not followed
+        report.errors.append(InputError(str(source), f"is a link (to {source.resolve()}); use --follow-links"))
+        return report
     relative = Path(source.name)
     if source.suffix.lower() not in DOCUMENT_SUFFIXES:
         raise InputError(str(source), f"unsupported file type {source.suffix or '(none)'!r}; {supported_formats()}")
@@ -240,6 +257,7 @@ def load_path(
         _load_into(report, source, relative, max_bytes)
     except MetadataError as error:
         report.errors.append(error)
+        report.withdrawn.add(document_id(relative))
     except InputError as error:
         report.errors.append(error)
         report.keep.ids.add(document_id(relative))
@@ -280,6 +298,10 @@ def _walk(root: Path, suffixes: tuple[str, ...], follow_links: bool, report: Loa
             if entry.name.startswith("."):
                 continue
             path, relative = Path(entry.path), relative_folder / entry.name
+            bad_name = utf8_name_error(path, "folder" if entry.is_dir(follow_symlinks=False) else "file")
+            if bad_name is not None:  # no id can name it: reported like any bad file (it was never indexed)
+                report.errors.append(bad_name)
+                continue
             try:
                 if entry.is_symlink():
                     target = path.resolve()
@@ -289,6 +311,7 @@ def _walk(root: Path, suffixes: tuple[str, ...], follow_links: bool, report: Loa
                         report.errors.append(
                             InputError(str(path), f"links outside the indexed folder (to {target}); use --follow-links")
                         )
+                        report.withdrawn.add(document_id(relative))
                         continue
                     if not target.exists():
                         report.errors.append(InputError(str(path), f"broken link (to {target}): nothing to index"))
@@ -331,7 +354,7 @@ def load_text_file(path: Path, relative: Path, max_bytes: int = DEFAULT_MAX_BYTE
     text, encoding = decode_text(read_capped(path, max_bytes), str(path))  # the bytes are freed right away
     metadata, body = split_front_matter(text, str(path))
     del text  # with front matter, body is a copy: do not hold both
-    metadata.update(sidecar_metadata(path))
+    with_sidecar(metadata, path, "front matter")
     if encoding:
         metadata["encoding"] = encoding
     if not body.strip():

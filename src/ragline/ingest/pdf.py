@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ragline.errors import InputError
-from ragline.ingest.files import DEFAULT_MAX_BYTES, document_id, read_capped, sidecar_metadata
+from ragline.ingest.files import DEFAULT_MAX_BYTES, document_id, read_capped, with_sidecar
 from ragline.types import Document
 
 PAGE_SEPARATOR = "\n\n"
@@ -56,7 +56,7 @@ def load_pdf(path: Path, relative: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> 
         page_starts.append(len(text))
         text += page
     metadata: dict[str, Any] = {"pages": len(pages), "page_starts": page_starts}
-    metadata.update(sidecar_metadata(path))
+    with_sidecar(metadata, path, "PDF")
     title = str(metadata.pop("title", "") or pdf_title or path.stem)
     return Document(document_id(relative), text, title, metadata, source=relative.as_posix())
 

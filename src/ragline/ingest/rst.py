@@ -10,7 +10,8 @@ parts that matter for retrieval):
   deeper than 6 stays 6. The title becomes ``#`` * level + the title; the adornment lines go.
 * A field list at the top (before any other text, after the title if there is one), such as
   ``:acl: hr, finance`` or ``:version: 3``, becomes metadata (docutils' "docinfo"): ``acl`` a list split on
-  commas, integers as integers, keys lower-cased. A ``<file>.meta.json`` sidecar overrides it.
+  commas, integers as integers, keys lower-cased. A field given twice with different values is a
+  ``MetadataError``. A ``<file>.meta.json`` sidecar overrides it, except an ``acl`` that differs: an error.
 * Roles and hyperlink references keep their text (``:ref:`Billing <billing>``` -> ``Billing``), a
   directive line keeps its name and argument (``.. note:: Read this`` -> ``note: Read this``), link
   targets (``.. _label:``) go. Everything else, literal blocks and tables included, stays as written;
@@ -26,7 +27,15 @@ from pathlib import Path
 from typing import Any
 
 from ragline.errors import InputError
-from ragline.ingest.files import DEFAULT_MAX_BYTES, decode_text, document_id, read_capped, sidecar_metadata
+from ragline.ingest.files import (
+    DEFAULT_MAX_BYTES,
+    decode_text,
+    document_id,
+    field_value,
+    read_capped,
+    set_once,
+    with_sidecar,
+)
 from ragline.types import Document
 
 # An adornment line: one punctuation character repeated (RST allows any non-alphanumeric printable ASCII).
@@ -42,9 +51,9 @@ _MARKDOWN_LIKE = re.compile(r"^ {0,3}(#{1,6}(\s|$)|`{3,}|~{3,})")
 def load_rst(path: Path, relative: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Document:
     """One reStructuredText file as a Document; raises ``InputError`` saying what is wrong with it."""
     text, encoding = decode_text(read_capped(path, max_bytes), str(path))
-    body, title, metadata = rst_to_markdown(text)
+    body, title, metadata = rst_to_markdown(text, str(path))
     del text
-    metadata.update(sidecar_metadata(path))
+    with_sidecar(metadata, path, "field list")
     if encoding:
         metadata["encoding"] = encoding
     if not body.strip():
@@ -53,8 +62,11 @@ def load_rst(path: Path, relative: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> 
     return Document(document_id(relative), body, title, metadata, source=relative.as_posix())
 
 
-def rst_to_markdown(text: str) -> tuple[str, str, dict[str, Any]]:
-    """``(markdown_text, title, docinfo_metadata)`` of a reStructuredText text (see the module docstring)."""
+def rst_to_markdown(text: str, where: str = "<text>") -> tuple[str, str, dict[str, Any]]:
+    """``(markdown_text, title, docinfo_metadata)`` of a reStructuredText text (see the module docstring).
+
+    A field given twice with different values is a ``MetadataError`` naming ``where`` (never the last wins).
+    """
     lines = text.splitlines()
     out: list[str] = []
     styles: list[tuple[str, bool]] = []  # adornment styles in order of first appearance: index + 1 = level
@@ -75,7 +87,7 @@ def rst_to_markdown(text: str) -> tuple[str, str, dict[str, Any]]:
             continue
         line = lines[i]
         if not seen_text and _FIELD.match(line):
-            fields, used = _field_list(lines, i)
+            fields, used = _field_list(lines, i, where)
             if fields is not None:
                 metadata.update(fields)
                 i += used
@@ -106,7 +118,7 @@ def _heading_at(lines: list[str], i: int) -> tuple[str, tuple[str, bool], int] |
     return None
 
 
-def _field_list(lines: list[str], i: int) -> tuple[dict[str, Any] | None, int]:
+def _field_list(lines: list[str], i: int, where: str) -> tuple[dict[str, Any] | None, int]:
     """The fields of the block of ``:name: value`` lines at ``i`` (None unless every line of it is one)."""
     fields: dict[str, Any] = {}
     j = i
@@ -115,12 +127,7 @@ def _field_list(lines: list[str], i: int) -> tuple[dict[str, Any] | None, int]:
         if not match:
             return None, 0
         key, value = match.group(1).strip().lower(), (match.group(2) or "").strip()
-        if key == "acl":
-            fields[key] = [group.strip() for group in value.split(",") if group.strip()]
-        elif re.fullmatch(r"-?\d+", value):
-            fields[key] = int(value)
-        else:
-            fields[key] = value
+        set_once(fields, key, field_value(key, value), where, f"field :{key}:")
         j += 1
     return fields, j - i
 

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ragline.errors import ConfigError, IndexMismatchError, InputError, RaglineError
+from ragline.index.changes import count_documents
 from ragline.index.filters import FilterLike
 from ragline.index.segment import FIELD_TEXT
 from ragline.index.store import IndexSettings, SyncReport
@@ -233,6 +234,7 @@ class MilvusCollection:
             gone = [i for i in live if i not in seen and document_id_of(i) not in keep]
             self._pending_deletes.update(gone)
             report.deleted = len(gone)
+            count_documents(report, live, seen, gone)
         return report
 
     @property

@@ -1,0 +1,95 @@
+"""``explain`` and ``--principals`` fail closed: a caller learns nothing about a document it may not read."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ragline.cli import main
+from ragline.errors import ConfigError
+from ragline.explain import explain
+from ragline.index import Index
+from ragline.principals import ANYONE, principal_from_groups
+from ragline.types import Document
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> tuple[Path, str, Path]:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "hr_review.md").write_text("---\nacl: [hr]\n---\nDana's salary review: band 4, raise approved.\n")
+    (docs / "notice.md").write_text("---\nacl: [all]\n---\nThe office closes early on Friday.\n")
+    (tmp_path / "people.toml").write_text('[users]\nalice = ["all", "hr"]\nbob = ["all"]\n')
+    index = str(tmp_path / "idx")
+    assert main(["index", str(docs), "--index", index, "--embedder", "none", "--output", "json"]) == 0
+    return docs, index, tmp_path / "people.toml"
+
+
+def _explain(capsys: pytest.CaptureFixture[str], index: str, doc_id: str, *who: str) -> tuple[int, str, str]:
+    capsys.readouterr()
+    code = main(["explain", "dana salary", doc_id, "--index", index, *who, "--output", "json"])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.mark.parametrize("who", [("--groups", "all"), ("--principals", "PEOPLE", "--as", "bob")])
+def test_explain_answers_the_same_for_a_hidden_and_an_absent_id(capsys, folder, who) -> None:
+    """Planted fault: explain without the principal's visibility check (the code before this test) returns
+    tf and ``matched`` for the hr-only chunk, and an unknown id gets its own message."""
+    _, index, people = folder
+    who = tuple(str(people) if w == "PEOPLE" else w for w in who)
+    replies = {doc_id: _explain(capsys, index, doc_id, *who)
+               for doc_id in ("hr_review#0", "hr_review", "no_such#0", "no_such")}  # fmt: skip
+    for doc_id, (code, out, err) in replies.items():
+        assert code == 2 and out == "", (doc_id, out)
+        assert "tf" not in err and "dana" not in err.lower()
+    # The same message but for the id it echoes: hidden and absent ids cannot be told apart.
+    assert replies["hr_review#0"][2].replace("hr_review", "X") == replies["no_such#0"][2].replace("no_such", "X")
+    assert replies["hr_review"][2].replace("hr_review", "X") == replies["no_such"][2].replace("no_such", "X")
+    code, out, _ = _explain(capsys, index, "notice#0", *who)  # a readable chunk is still explained
+    assert code == 0 and json.loads(out)["doc_id"] == "notice#0"
+
+
+def test_explain_for_a_reader_of_the_document(capsys, folder) -> None:
+    _, index, people = folder
+    code, out, _ = _explain(capsys, index, "hr_review#0", "--principals", str(people), "--as", "alice")
+    assert code == 0 and json.loads(out)["bm25"]["matched"]
+    code, _, err = _explain(capsys, index, "hr_review", "--groups", "hr")
+    assert code == 2 and "hr_review#0" in err  # the document's readable chunks are named
+
+
+def test_python_explain_checks_the_principal(folder) -> None:
+    """Planted fault: ``explain`` ignoring ``principal`` explains the hidden chunk."""
+    _, index_path, _ = folder
+    index = Index.open(index_path)
+    with pytest.raises(ConfigError) as hidden:
+        explain(index, "dana", "hr_review#0", principal=principal_from_groups(["all"]))
+    with pytest.raises(ConfigError) as absent:
+        explain(index, "dana", "nothing#0", principal=principal_from_groups(["all"]))
+    assert str(hidden.value).replace("hr_review", "X") == str(absent.value).replace("nothing", "X")
+    assert explain(index, "dana", "hr_review#0", principal=ANYONE)["bm25"]["matched"]
+    assert explain(index, "dana", "hr_review#0", principal=principal_from_groups(["hr"]))["bm25"]["matched"]
+
+
+def test_explain_ranks_only_among_readable_documents(tmp_path: Path) -> None:
+    """Planted fault: the ranks computed without the principal's restriction count the hidden document."""
+    index = Index.create(None)
+    index.add([Document("secret", "osprey osprey osprey", metadata={"acl": ["hr"]}),
+               Document("open", "osprey and more words here", metadata={"acl": ["all"]})])  # fmt: skip
+    index.commit()
+    assert explain(index, "osprey", "open")["bm25"]["rank"] == 2
+    assert explain(index, "osprey", "open", principal=principal_from_groups(["all"]))["bm25"]["rank"] == 1
+
+
+@pytest.mark.parametrize("command", [["search", "salary"], ["ask", "salary?", "--reader", "extractive"],
+                                     ["explain", "salary", "hr_review#0"]])  # fmt: skip
+def test_principals_without_as_is_an_error(capsys, folder, command) -> None:
+    """Planted fault: ``--principals FILE`` without ``--as`` resolving to the unrestricted principal (the
+    hr document came first)."""
+    _, index, people = folder
+    capsys.readouterr()
+    assert main([*command, "--index", index, "--principals", str(people), "--output", "json"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "--as USER" in captured.err
