@@ -43,6 +43,7 @@ from ragline.errors import ConfigError
 from ragline.ingest.markdown import Section, enclosing_section, is_heading_line, section_id, sections_of
 from ragline.ingest.pdf import page_at
 from ragline.specs import parse_spec
+from ragline.text.sentences import split_sentences, strip_span
 from ragline.types import Document
 
 Span = tuple[int, int]
@@ -106,88 +107,6 @@ class _Counter:
         return self.spans[bisect_left(self.starts, start) : bisect_left(self.starts, end)]
 
 
-# --- sentences -------------------------------------------------------------------------------------
-
-# A sentence ends at . ! ? (then closing quotes/brackets) before a space and a character that is not a
-# lower-case letter, or at 。！？ (Chinese needs no space after them).
-_END = re.compile(r"[.!?]+[\"'’”)\]]*(?=\s+[^a-z\s])|[。！？]+[”’」』）)]*")
-_ABBREVIATIONS = frozenset("cf vs etc al fig no dr mr mrs ms prof st jr sr inc ltd co approx".split())
-_LAST_WORD = re.compile(r"([\w.]+)$")
-_INITIALS = re.compile(r"(?:[A-Za-z]\.)+[A-Za-z]")
-# Lines that stand alone whatever their punctuation: headings and table rows; list items start anew.
-_STANDALONE = re.compile(r"^ {0,3}(#{1,6}\s|\|)")
-_ITEM = re.compile(r"^\s*([-*+•]|\d+[.)])\s")
-
-
-def split_sentences(text: str, start: int = 0, end: int | None = None) -> list[Span]:
-    """Spans of the sentences of ``text[start:end]``, stripped of surrounding whitespace.
-
-    Boundaries: the sentence ends above; blank lines; a heading or table row is a sentence of its own;
-    a list item starts a new one. A single line break does not end a sentence (hard-wrapped prose).
-
-    Limits (it is a regex, not a model): an abbreviation outside the short list ("Gen. Lee") splits;
-    one inside it, an initial ("J.") or dotted letters ("U.S.") never end a sentence, even where one
-    does end; a sentence starting in lower case stays joined to the one before; an ellipsis ends a
-    sentence; Chinese text with Western punctuation (". ") follows the English rule.
-    """
-    end = len(text) if end is None else end
-    out: list[Span] = []
-    for piece_start, piece_end in _pieces(text, start, end):
-        begin = piece_start
-        for match in _END.finditer(text, piece_start, piece_end):
-            if match.group().startswith(".") and _abbreviation(text, begin, match.start()):
-                continue
-            out.append(_strip(text, begin, match.end()))
-            begin = match.end()
-        out.append(_strip(text, begin, piece_end))
-    return [span for span in out if span[0] < span[1]]
-
-
-def _abbreviation(text: str, begin: int, dot: int) -> bool:
-    word = _LAST_WORD.search(text, begin, dot)
-    if word is None:
-        return False
-    token = word.group(1)
-    if _INITIALS.fullmatch(token):  # "U.S", "e.g": letters separated by dots
-        return True
-    return token.lower() in _ABBREVIATIONS or (len(token) == 1 and token.isupper())
-
-
-def _pieces(text: str, start: int, end: int) -> list[Span]:
-    """Blocks of lines that a sentence cannot cross (see :func:`split_sentences`)."""
-    pieces: list[Span] = []
-    current: list[int] | None = None  # [start, end] of the open piece
-    line_start = start
-    while line_start < end:
-        newline = text.find("\n", line_start, end)
-        line_end = end if newline < 0 else newline
-        line = text[line_start:line_end]
-        if not line.strip() or _STANDALONE.match(line) or _ITEM.match(line):
-            if current:
-                pieces.append((current[0], current[1]))
-            current = None
-            if _STANDALONE.match(line):
-                pieces.append((line_start, line_end))
-            elif line.strip():
-                current = [line_start, line_end]
-        elif current is None:
-            current = [line_start, line_end]
-        else:
-            current[1] = line_end
-        line_start = line_end + 1
-    if current:
-        pieces.append((current[0], current[1]))
-    return pieces
-
-
-def _strip(text: str, start: int, end: int) -> Span:
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return start, end
-
-
 # --- recursive packing -----------------------------------------------------------------------------
 
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n\s*")
@@ -202,7 +121,7 @@ def pack(text: str, start: int, end: int, size: int, count: _Counter, level: int
     starts a chunk and takes the next piece with it: a chunk holds at most ``size`` units besides
     its heading lines.
     """
-    start, end = _strip(text, start, end)
+    start, end = strip_span(text, start, end)
     if start >= end:
         return []
     if count(start, end) <= size:
@@ -237,9 +156,9 @@ def pack(text: str, start: int, end: int, size: int, count: _Counter, level: int
 def _split_at(text: str, start: int, end: int, separator: re.Pattern[str]) -> list[Span]:
     pieces, begin = [], start
     for match in separator.finditer(text, start, end):
-        pieces.append(_strip(text, begin, match.start()))
+        pieces.append(strip_span(text, begin, match.start()))
         begin = match.end()
-    pieces.append(_strip(text, begin, end))
+    pieces.append(strip_span(text, begin, end))
     return [p for p in pieces if p[0] < p[1]]
 
 
@@ -274,7 +193,7 @@ class Chunker:
         sections = sections_of(document)
         inherited = {k: v for k, v in document.metadata.items() if k != "page_starts"}
         chunks = []
-        for n, (start, end) in enumerate(self.spans(document.text, sections)):
+        for n, ((start, end), marks) in enumerate(self.marked_spans(document.text, sections)):
             section = enclosing_section(sections, start, end)
             parent = section_id(document.id, section.index) if self.within_sections and section else document.id
             metadata: dict[str, Any] = {
@@ -288,12 +207,17 @@ class Chunker:
             page = page_at(document, start)
             if page is not None:
                 metadata["page"] = page
+            metadata.update(marks)
             chunk_id, text = f"{document.id}#{n}", document.text[start:end]
             chunks.append(Document(chunk_id, text, document.title, metadata, document.source, parent=document.id))
         return chunks
 
     def spans(self, text: str, sections: list[Section]) -> list[Span]:
         raise NotImplementedError
+
+    def marked_spans(self, text: str, sections: list[Section]) -> list[tuple[Span, dict[str, Any]]]:
+        """The spans, each with metadata of its own for its chunk (none here; see ``sentence-pack``)."""
+        return [(span, {}) for span in self.spans(text, sections)]
 
     def _count(self, text: str) -> _Counter:
         return _Counter(_UNIT_SPANS[self.unit](text))
@@ -309,7 +233,7 @@ class WholeChunker(Chunker):
     name = "none"
 
     def spans(self, text: str, sections: list[Section]) -> list[Span]:
-        return [_strip(text, 0, len(text))]
+        return [strip_span(text, 0, len(text))]
 
 
 @register("chunker", "fixed")
@@ -427,6 +351,135 @@ class StructureChunker(Chunker):
                 continue  # a heading directly followed by a subheading: nothing of its own to retrieve
             out.extend(pack(text, section.start, section.own_end, self.max_words, count))
         return out
+
+
+@register("chunker", "sentence-pack")
+class SentencePackChunker(Chunker):
+    """Whole sentences packed up to a budget of the embedder's word pieces, overlapping by whole sentences.
+
+    ``tokens`` is the embedder's window (MiniLM reads 256 word pieces, [CLS] and [SEP] included), so a
+    chunk holds at most ``tokens - 2`` pieces of text and is embedded whole (``unit=words``: at most
+    ``tokens`` words, for installs without the MiniLM tokenizer). The next chunk starts with the last
+    ``overlap`` sentences of the one before (fewer when they would not fit beside the next one; none
+    at a heading). A heading, and a sentence that introduces what follows (it ends with ":"), never
+    ends a chunk: it goes with the sentence after it, so a heading stays with its text and a list's
+    lead-in with its first items. Only a sentence longer than the budget is split: at clauses (after
+    ``, ; :`` or a dash), else between words; each chunk holding such a part is marked
+    ``sentence_cut: true`` in its metadata. ``sections=1`` restarts at every heading (chunks never
+    cross one; their parent is the section), as ``sentences`` and ``structure`` do.
+    """
+
+    name = "sentence-pack"
+    SPECIALS = 2  # [CLS] and [SEP]: pieces of the window that are not the chunk's text
+
+    def __init__(self, tokens: int = 256, overlap: int = 1, sections: int = 0, unit: str = "tokens") -> None:
+        super().__init__(unit)
+        budget = tokens - self.SPECIALS if unit == "tokens" else tokens
+        if budget < 1 or overlap < 0 or sections not in (0, 1):
+            raise ConfigError(
+                f"chunker 'sentence-pack': need tokens > {self.SPECIALS if unit == 'tokens' else 0}, overlap >= 0 "
+                f"and sections 0 or 1, got {tokens=}, {overlap=}, {sections=}"
+            )
+        self.tokens, self.overlap, self.sections, self.budget = tokens, overlap, sections, budget
+        self.within_sections = bool(sections)
+
+    def config(self) -> dict[str, Any]:
+        params: dict[str, Any] = {"tokens": self.tokens, "overlap": self.overlap}
+        if self.sections:
+            params["sections"] = self.sections
+        return {**params, "unit": self.unit}
+
+    @property
+    def spec(self) -> str:
+        params = [f"{k}={v}" for k, v in self.config().items() if not (k == "unit" and v == "tokens")]
+        return self.name + ":" + ",".join(params)
+
+    def spans(self, text: str, sections: list[Section]) -> list[Span]:
+        return [span for span, _ in self.marked_spans(text, sections)]
+
+    def marked_spans(self, text: str, sections: list[Section]) -> list[tuple[Span, dict[str, Any]]]:
+        count = self._count(text)
+        headings = {s.start: s.body_start for s in sections if s.level > 0}
+        if self.sections:
+            blocks = [(s.start, s.own_end) for s in sections if text[s.body_start : s.own_end].strip()]
+        else:
+            blocks = [(0, len(text))]
+        out: list[tuple[Span, dict[str, Any]]] = []
+        for start, end in blocks:
+            units = self._units(text, split_sentences(text, start, end), headings, count)
+            out.extend(self._pack(units, headings, count))
+        return out
+
+    def _units(
+        self, text: str, sentences: list[Span], headings: dict[int, int], count: _Counter
+    ) -> list[tuple[int, int, bool]]:
+        """(start, end, is a part of a cut sentence): sentences, each heading or lead-in joined to the next.
+
+        A unit that starts at a heading starts its chunk afresh (no overlap from the section before).
+        """
+        joined: list[Span] = []
+        glue = False
+        for start, end in sentences:
+            if glue and joined:
+                joined[-1] = (joined[-1][0], end)
+            else:
+                joined.append((start, end))
+            glue = start in headings or text[start:end].rstrip().endswith((":", "："))
+        units: list[tuple[int, int, bool]] = []
+        for start, end in joined:
+            if count(start, end) <= self.budget:
+                units.append((start, end, False))
+            else:
+                units.extend((a, b, True) for a, b in _split_long(text, start, end, self.budget, count))
+        return units
+
+    def _pack(
+        self, units: list[tuple[int, int, bool]], headings: dict[int, int], count: _Counter
+    ) -> list[tuple[Span, dict[str, Any]]]:
+        out: list[tuple[Span, dict[str, Any]]] = []
+        current: list[tuple[int, int, bool]] = []
+        for unit in units:
+            if current and count(current[0][0], unit[1]) > self.budget:
+                out.append(_packed(current))
+                fresh = self.overlap == 0 or unit[0] in headings
+                kept = [] if fresh else [u for u in current[len(current) - self.overlap :] if not u[2]]
+                while kept and count(kept[0][0], unit[1]) > self.budget:
+                    kept.pop(0)
+                current = kept
+            current.append(unit)
+        if current:
+            out.append(_packed(current))
+        return out
+
+
+_CLAUSE_END = re.compile(r"[,;:，；：]\s+|\s+[—–-]\s+|—")
+
+
+def _packed(units: list[tuple[int, int, bool]]) -> tuple[Span, dict[str, Any]]:
+    marks = {"sentence_cut": True} if any(cut for _, _, cut in units) else {}
+    return (units[0][0], units[-1][1]), marks
+
+
+def _split_long(text: str, start: int, end: int, budget: int, count: _Counter) -> list[Span]:
+    """A sentence over ``budget`` units in parts of at most ``budget``: clauses, else words, else units."""
+    cuts = [m.end() for m in _CLAUSE_END.finditer(text, start, end)]
+    pieces = [strip_span(text, a, b) for a, b in zip([start, *cuts], [*cuts, end], strict=True)]
+    finer: list[Span] = []
+    for a, b in pieces:
+        if a >= b:
+            continue
+        if count(a, b) <= budget:
+            finer.append((a, b))
+            continue
+        for word in word_spans(text, a, b):
+            finer.extend([word] if count(*word) <= budget else [(u[0], u[1]) for u in count.within(*word)])
+    merged: list[Span] = []
+    for a, b in finer:
+        if merged and count(merged[-1][0], b) <= budget:
+            merged[-1] = (merged[-1][0], b)
+        else:
+            merged.append((a, b))
+    return merged
 
 
 def parse_chunker_spec(spec: str) -> tuple[str, dict[str, Any]]:
