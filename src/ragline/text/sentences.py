@@ -4,7 +4,7 @@
 whitespace around it, as offsets into the text (so a chunk can be cut exactly at them).
 
 Blocks a sentence never crosses: a blank line; a Markdown heading or table row (a sentence of its
-own, whatever its punctuation); a list item, a quote line or a record's field line ("Maintainer: Oksana
+own, whatever its punctuation, never split); a list item, a quote line or a record's field line ("Maintainer: Oksana
 Hall") (each starts a new sentence); a fenced
 code block (each of its lines stands alone, and nothing inside it is a heading or a sentence end).
 A single line break does not end a sentence: hard-wrapped prose stays one sentence.
@@ -73,8 +73,8 @@ def split_sentences(text: str, start: int = 0, end: int | None = None) -> list[S
     """Spans of the sentences of ``text[start:end]``, stripped of surrounding whitespace (see the module)."""
     end = len(text) if end is None else end
     out: list[Span] = []
-    for piece_start, piece_end, code in _pieces(text, start, end):
-        if code:
+    for piece_start, piece_end, whole in _pieces(text, start, end):
+        if whole:
             out.append(strip_span(text, piece_start, piece_end))
             continue
         masked = _masked_code_spans(text, piece_start, piece_end)
@@ -143,7 +143,8 @@ def _masked_code_spans(text: str, start: int, end: int) -> list[Span]:
 
 
 def _pieces(text: str, start: int, end: int) -> list[tuple[int, int, bool]]:
-    """Blocks of lines that a sentence cannot cross, each with "is a line of a fenced code block"."""
+    """Blocks of lines that a sentence cannot cross, each with "is one unit whole" (a heading, a table
+    row or a line of a fenced code block: no sentence ends inside it)."""
     pieces: list[tuple[int, int, bool]] = []
     current: list[int] | None = None  # [start, end] of the open piece
     fence: str | None = None  # the opening run of the code block we are in
@@ -171,7 +172,7 @@ def _pieces(text: str, start: int, end: int) -> list[tuple[int, int, bool]]:
         elif not line.strip() or _STANDALONE.match(line) or _ITEM.match(line) or _FIELD.match(line):
             close()
             if _STANDALONE.match(line):
-                pieces.append((line_start, line_end, False))
+                pieces.append((line_start, line_end, True))
             elif line.strip():
                 current = [line_start, line_end]
         elif current is None:
