@@ -43,11 +43,14 @@ from ragline.errors import ConfigError
 from ragline.ingest.markdown import Section, enclosing_section, is_heading_line, section_id, sections_of
 from ragline.ingest.pdf import page_at
 from ragline.specs import parse_spec
-from ragline.text.sentences import split_sentences, strip_span
+from ragline.text.sentences import SPLITTER_VERSION, split_sentences, strip_span
 from ragline.types import Document
 
 Span = tuple[int, int]
 UNITS = ("words", "tokens")
+# Bump when a chunker's spans change for the same spec; the splitter's own version comes with it. The
+# built-in index's cache key holds this, so a changed chunker or splitter rebuilds it.
+CHUNKERS_VERSION = f"{SPLITTER_VERSION}.1"
 
 # --- units ------------------------------------------------------------------------------------------
 
