@@ -13,6 +13,9 @@ The strategies of Lecture 3 §2.2, built by name from a spec (``NAME[:key=value,
     structure:max_words=300     one chunk per section of the heading tree (``markdown.py``); a section
                                 over the limit is split like ``recursive``; heading-only sections are
                                 skipped (their heading lives on in their subsections' paths)
+    sentence-pack:tokens=256    whole sentences up to the embedder's window of word pieces, overlapping
+                                by whole sentences (overlap=1), headings kept with their text; a
+                                sentence over the budget alone is split, and marked (``sentence_pack.py``)
 
 Sizes count ``unit=words`` (the default: a run of non-space characters, or one CJK character) or
 ``unit=tokens`` (word pieces of the packaged MiniLM tokenizer, the model that embeds the chunks).
@@ -96,7 +99,7 @@ def token_spans(text: str) -> list[Span]:
 _UNIT_SPANS: dict[str, Callable[[str], list[Span]]] = {"words": word_spans, "tokens": token_spans}
 
 
-class _Counter:
+class UnitCounter:
     """Counts units in any span of one text, by bisection over the units' start offsets."""
 
     def __init__(self, spans: list[Span]) -> None:
@@ -116,7 +119,7 @@ _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n\s*")
 _LINE_BREAK = re.compile(r"\n")
 
 
-def pack(text: str, start: int, end: int, size: int, count: _Counter, level: int = 0) -> list[Span]:
+def pack(text: str, start: int, end: int, size: int, count: UnitCounter, level: int = 0) -> list[Span]:
     """Split ``text[start:end]`` into spans of at most ``size`` units, at the coarsest boundary that works.
 
     Levels: paragraphs (blank lines), lines, sentences, single units; the pieces of one level are
@@ -222,8 +225,8 @@ class Chunker:
         """The spans, each with metadata of its own for its chunk (none here; see ``sentence-pack``)."""
         return [(span, {}) for span in self.spans(text, sections)]
 
-    def _count(self, text: str) -> _Counter:
-        return _Counter(_UNIT_SPANS[self.unit](text))
+    def _count(self, text: str) -> UnitCounter:
+        return UnitCounter(_UNIT_SPANS[self.unit](text))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.spec!r})"
@@ -354,135 +357,6 @@ class StructureChunker(Chunker):
                 continue  # a heading directly followed by a subheading: nothing of its own to retrieve
             out.extend(pack(text, section.start, section.own_end, self.max_words, count))
         return out
-
-
-@register("chunker", "sentence-pack")
-class SentencePackChunker(Chunker):
-    """Whole sentences packed up to a budget of the embedder's word pieces, overlapping by whole sentences.
-
-    ``tokens`` is the embedder's window (MiniLM reads 256 word pieces, [CLS] and [SEP] included), so a
-    chunk holds at most ``tokens - 2`` pieces of text and is embedded whole (``unit=words``: at most
-    ``tokens`` words, for installs without the MiniLM tokenizer). The next chunk starts with the last
-    ``overlap`` sentences of the one before (fewer when they would not fit beside the next one; none
-    at a heading). A heading, and a sentence that introduces what follows (it ends with ":"), never
-    ends a chunk: it goes with the sentence after it, so a heading stays with its text and a list's
-    lead-in with its first items. Only a sentence longer than the budget is split: at clauses (after
-    ``, ; :`` or a dash), else between words; each chunk holding such a part is marked
-    ``sentence_cut: true`` in its metadata. ``sections=1`` restarts at every heading (chunks never
-    cross one; their parent is the section), as ``sentences`` and ``structure`` do.
-    """
-
-    name = "sentence-pack"
-    SPECIALS = 2  # [CLS] and [SEP]: pieces of the window that are not the chunk's text
-
-    def __init__(self, tokens: int = 256, overlap: int = 1, sections: int = 0, unit: str = "tokens") -> None:
-        super().__init__(unit)
-        budget = tokens - self.SPECIALS if unit == "tokens" else tokens
-        if budget < 1 or overlap < 0 or sections not in (0, 1):
-            raise ConfigError(
-                f"chunker 'sentence-pack': need tokens > {self.SPECIALS if unit == 'tokens' else 0}, overlap >= 0 "
-                f"and sections 0 or 1, got {tokens=}, {overlap=}, {sections=}"
-            )
-        self.tokens, self.overlap, self.sections, self.budget = tokens, overlap, sections, budget
-        self.within_sections = bool(sections)
-
-    def config(self) -> dict[str, Any]:
-        params: dict[str, Any] = {"tokens": self.tokens, "overlap": self.overlap}
-        if self.sections:
-            params["sections"] = self.sections
-        return {**params, "unit": self.unit}
-
-    @property
-    def spec(self) -> str:
-        params = [f"{k}={v}" for k, v in self.config().items() if not (k == "unit" and v == "tokens")]
-        return self.name + ":" + ",".join(params)
-
-    def spans(self, text: str, sections: list[Section]) -> list[Span]:
-        return [span for span, _ in self.marked_spans(text, sections)]
-
-    def marked_spans(self, text: str, sections: list[Section]) -> list[tuple[Span, dict[str, Any]]]:
-        count = self._count(text)
-        headings = {s.start: s.body_start for s in sections if s.level > 0}
-        if self.sections:
-            blocks = [(s.start, s.own_end) for s in sections if text[s.body_start : s.own_end].strip()]
-        else:
-            blocks = [(0, len(text))]
-        out: list[tuple[Span, dict[str, Any]]] = []
-        for start, end in blocks:
-            units = self._units(text, split_sentences(text, start, end), headings, count)
-            out.extend(self._pack(units, headings, count))
-        return out
-
-    def _units(
-        self, text: str, sentences: list[Span], headings: dict[int, int], count: _Counter
-    ) -> list[tuple[int, int, bool]]:
-        """(start, end, is a part of a cut sentence): sentences, each heading or lead-in joined to the next.
-
-        A unit that starts at a heading starts its chunk afresh (no overlap from the section before).
-        """
-        joined: list[Span] = []
-        glue = False
-        for start, end in sentences:
-            if glue and joined:
-                joined[-1] = (joined[-1][0], end)
-            else:
-                joined.append((start, end))
-            glue = start in headings or text[start:end].rstrip().endswith((":", "："))
-        units: list[tuple[int, int, bool]] = []
-        for start, end in joined:
-            if count(start, end) <= self.budget:
-                units.append((start, end, False))
-            else:
-                units.extend((a, b, True) for a, b in _split_long(text, start, end, self.budget, count))
-        return units
-
-    def _pack(
-        self, units: list[tuple[int, int, bool]], headings: dict[int, int], count: _Counter
-    ) -> list[tuple[Span, dict[str, Any]]]:
-        out: list[tuple[Span, dict[str, Any]]] = []
-        current: list[tuple[int, int, bool]] = []
-        for unit in units:
-            if current and count(current[0][0], unit[1]) > self.budget:
-                out.append(_packed(current))
-                fresh = self.overlap == 0 or unit[0] in headings
-                kept = [] if fresh else [u for u in current[len(current) - self.overlap :] if not u[2]]
-                while kept and count(kept[0][0], unit[1]) > self.budget:
-                    kept.pop(0)
-                current = kept
-            current.append(unit)
-        if current:
-            out.append(_packed(current))
-        return out
-
-
-_CLAUSE_END = re.compile(r"[,;:，；：]\s+|\s+[—–-]\s+|—")
-
-
-def _packed(units: list[tuple[int, int, bool]]) -> tuple[Span, dict[str, Any]]:
-    marks = {"sentence_cut": True} if any(cut for _, _, cut in units) else {}
-    return (units[0][0], units[-1][1]), marks
-
-
-def _split_long(text: str, start: int, end: int, budget: int, count: _Counter) -> list[Span]:
-    """A sentence over ``budget`` units in parts of at most ``budget``: clauses, else words, else units."""
-    cuts = [m.end() for m in _CLAUSE_END.finditer(text, start, end)]
-    pieces = [strip_span(text, a, b) for a, b in zip([start, *cuts], [*cuts, end], strict=True)]
-    finer: list[Span] = []
-    for a, b in pieces:
-        if a >= b:
-            continue
-        if count(a, b) <= budget:
-            finer.append((a, b))
-            continue
-        for word in word_spans(text, a, b):
-            finer.extend([word] if count(*word) <= budget else [(u[0], u[1]) for u in count.within(*word)])
-    merged: list[Span] = []
-    for a, b in finer:
-        if merged and count(merged[-1][0], b) <= budget:
-            merged[-1] = (merged[-1][0], b)
-        else:
-            merged.append((a, b))
-    return merged
 
 
 def parse_chunker_spec(spec: str) -> tuple[str, dict[str, Any]]:
