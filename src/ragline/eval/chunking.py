@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ragline.corpora.base import Corpus
-from ragline.eval.answers import OUTCOMES, grade_question
+from ragline.eval.answers import OUTCOMES, grade_question, match_for
 from ragline.eval.typed import acl_filter, hit_by_type
 from ragline.index.store import IndexSettings
 from ragline.ingest.pipeline import IngestConfig, build_index, chunk_documents
@@ -55,7 +55,7 @@ def answer_outcomes(index: Any, retriever: str, reader: str, questions: Sequence
     from ragline.answer.pipeline import RAGPipeline, build_reader
 
     pipeline = RAGPipeline(index, build_reader(reader), retriever=retriever)
-    match = "em" if reader.split(":")[0] == "extractive" else "contains"  # an LLM answers in a sentence
+    match = match_for(reader)
     counts = dict.fromkeys(OUTCOMES, 0)
     correct: dict[str, float] = {}
     for q in questions:
