@@ -20,9 +20,11 @@ from ragline.text.sentences import split_sentences, strip_span
 class SentencePackChunker(Chunker):
     """Whole sentences packed up to a budget of the embedder's word pieces, overlapping by whole sentences.
 
-    ``tokens`` is the embedder's window (MiniLM reads 256 word pieces, [CLS] and [SEP] included), so a
-    chunk holds at most ``tokens - 2`` pieces of text and is embedded whole (``unit=words``: at most
-    ``tokens`` words, for installs without the MiniLM tokenizer). The next chunk starts with the last
+    ``tokens`` counts MiniLM's word pieces as its window does, [CLS] and [SEP] included, so a chunk
+    holds at most ``tokens - 2`` pieces of text; up to 256 (MiniLM's window) a chunk is embedded whole.
+    The default, 128, is what the chunking experiment chose on the Orrin training world (BENCHMARKS.md,
+    "Sentence-true chunks"); 256 packed too much into one vector there. ``unit=words``: at most
+    ``tokens`` words, for installs without the MiniLM tokenizer. The next chunk starts with the last
     ``overlap`` sentences of the one before (fewer when they would not fit beside the next one; none
     at a heading). A heading, and a sentence that introduces what follows (it ends with ":"), never
     ends a chunk: it goes with the sentence after it, so a heading stays with its text and a list's
@@ -35,7 +37,7 @@ class SentencePackChunker(Chunker):
     name = "sentence-pack"
     SPECIALS = 2  # [CLS] and [SEP]: pieces of the window that are not the chunk's text
 
-    def __init__(self, tokens: int = 256, overlap: int = 1, sections: int = 0, unit: str = "tokens") -> None:
+    def __init__(self, tokens: int = 128, overlap: int = 1, sections: int = 0, unit: str = "tokens") -> None:
         super().__init__(unit)
         budget = tokens - self.SPECIALS if unit == "tokens" else tokens
         if budget < 1 or overlap < 0 or sections not in (0, 1):
