@@ -54,7 +54,8 @@ def main() -> int:
         why = grade_reason(grade, answer, context)
         colour = {"correct": "green", "wrong": "red"}.get(grade.outcome, "yellow")
         asked = f"{escape(q.text)}\n[dim]({escape(', '.join(q.user_groups))})[/]"
-        shown.add_row(qtype, asked, sources, escape(said), f"[{colour}]{grade.outcome}[/]\n{escape(why)}")
+        verdict = f"[{colour}]{grade.outcome}[/]" + (f"\n{escape(why)}" if why != grade.outcome else "")
+        shown.add_row(qtype, asked, sources, escape(said), verdict)
     console.print(shown)
 
     if os.environ.get("RAGLINE_DEMO_LLM", "1") != "0":

@@ -30,7 +30,7 @@ CHUNKERS = (
     "sentences:window=3",
     "structure:max_words=200",
     "recursive:size=100",
-    "sentence-pack:tokens=256,overlap=1",
+    "sentence-pack:tokens=128,overlap=1",  # the default (pipelines/default.toml)
 )
 CONTEXTS = ("none", "breadcrumb", "late")
 RETRIEVERS = ("bm25", "dense", "hybrid")  # the sweep (and the demo's table): one retriever per family

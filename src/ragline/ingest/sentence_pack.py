@@ -64,7 +64,7 @@ class SentencePackChunker(Chunker):
 
     def marked_spans(self, text: str, sections: list[Section]) -> list[tuple[Span, dict[str, Any]]]:
         count = self._count(text)
-        headings = {s.start: s.body_start for s in sections if s.level > 0}
+        headings = {s.start for s in sections if s.level > 0}
         if self.sections:
             blocks = [(s.start, s.own_end) for s in sections if text[s.body_start : s.own_end].strip()]
         else:
@@ -76,12 +76,10 @@ class SentencePackChunker(Chunker):
         return out
 
     def _units(
-        self, text: str, sentences: list[Span], headings: dict[int, int], count: UnitCounter
+        self, text: str, sentences: list[Span], headings: set[int], count: UnitCounter
     ) -> list[tuple[int, int, bool]]:
-        """(start, end, is a part of a cut sentence): sentences, each heading or lead-in joined to the next.
-
-        A unit that starts at a heading starts its chunk afresh (no overlap from the section before).
-        """
+        """(start, end, is a part of a cut sentence): sentences, each heading or lead-in joined to the next,
+        and a unit over the budget in parts."""
         joined: list[Span] = []
         glue = False
         for start, end in sentences:
@@ -99,8 +97,10 @@ class SentencePackChunker(Chunker):
         return units
 
     def _pack(
-        self, units: list[tuple[int, int, bool]], headings: dict[int, int], count: UnitCounter
+        self, units: list[tuple[int, int, bool]], headings: set[int], count: UnitCounter
     ) -> list[tuple[Span, dict[str, Any]]]:
+        """Units packed greedily up to the budget; each chunk after the first starts with the last
+        ``overlap`` whole units of the one before that fit, unless it starts at a heading (a new section)."""
         out: list[tuple[Span, dict[str, Any]]] = []
         current: list[tuple[int, int, bool]] = []
         for unit in units:
@@ -127,7 +127,8 @@ def _packed(units: list[tuple[int, int, bool]]) -> tuple[Span, dict[str, Any]]:
 
 def _split_long(text: str, start: int, end: int, budget: int, count: UnitCounter) -> list[Span]:
     """A sentence over ``budget`` units in parts of at most ``budget``: clauses, else words, else units."""
-    cuts = [m.end() for m in _CLAUSE_END.finditer(text, start, end)]
+    starts = {a for a, _ in count.within(start, end)}  # a cut inside a unit would make a new one: never
+    cuts = [m.end() for m in _CLAUSE_END.finditer(text, start, end) if strip_span(text, m.end(), end)[0] in starts]
     pieces = [strip_span(text, a, b) for a, b in zip([start, *cuts], [*cuts, end], strict=True)]
     finer: list[Span] = []
     for a, b in pieces:
