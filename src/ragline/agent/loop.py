@@ -420,9 +420,9 @@ def _attempts(query: str, rungs: int, retries: int, analyze: Any) -> list[tuple[
 
 
 def _sentence_lines(hit: Hit) -> Hit:
-    """``hit`` with one sentence a line: a document rebuilt from its chunks has a line break where a
-    chunk boundary cut a sentence, and the sentence splitters of the grader and the support check end
-    a sentence at every line break (the project's splitter keeps hard-wrapped lines together)."""
+    """``hit`` with one sentence a line, whitespace collapsed (``ragline.text.sentences``): a document
+    rebuilt from its chunks has line breaks where chunk boundaries fell, and a bridge name found in a
+    sentence ("Blue Lake") is then looked up in the text as written, with single spaces."""
     text = "\n".join(sentence_texts(hit.text))
     return Hit(hit.doc_id, hit.score, hit.rank, hit.title, text, hit.metadata, hit.parent)
 
