@@ -36,7 +36,7 @@ Spec = str | dict[str, Any]  # "bm25:k1=1.2" or {"name": "bm25", "k1": 1.2}
 
 @dataclass(frozen=True)
 class IngestStage:
-    chunker: str = "fixed:size=100,overlap=30"  # the best of the chunking experiment (BENCHMARKS.md)
+    chunker: str = "sentence-pack:tokens=128,overlap=1"  # chosen by the chunking experiment (BENCHMARKS.md)
     context: str = "breadcrumb"
 
 

@@ -1,8 +1,10 @@
 """``make demo``: the Orrin Grid knowledge base indexed, searched, answered with citations, measured.
 
-1. Builds (once; cached) the built-in index: 100-word chunks with breadcrumbs, BM25 + MiniLM.
-2. One question of each type, asked as its user (ACL filter inside retrieval): the top sources, the
-   extractive reader's answer with its citation, and the grade (right answer from a gold document).
+1. Builds (once; cached) the built-in index: the default pipeline's chunks, BM25 + MiniLM.
+2. One question of each type, asked as its user (ACL filter inside retrieval) of the default pipeline
+   (``pipelines/default.toml``; its reader is the extractive one when RAGLINE_DEMO_LLM=0 or the LLM
+   cannot load): the top sources, the answer with its citations, and the grade (right answer from a
+   gold document) with why a wrong one is wrong (wrong value, uncited, cut, ...).
 3. Two answers from the local LLM (Qwen2.5-Coder-0.5B), streamed, with numbered citations.
 4. Hit@1 / Hit@3 by question type for BM25, dense and hybrid retrieval.
 5. The chunking table (BM25 part, computed live in seconds; the full table is in BENCHMARKS.md).
@@ -21,7 +23,7 @@ from rich.table import Table
 from ragline.answer.pipeline import RAGPipeline, build_reader
 from ragline.corpora.builtin import orrin_index
 from ragline.eval import chunking
-from ragline.eval.answers import grade_question
+from ragline.eval.answers import grade_question, grade_reason, match_for
 from ragline.eval.typed import acl_filter, hit_by_type
 from ragline.retrieve.registry import build_retriever
 
@@ -35,27 +37,29 @@ def main() -> int:
         f"{len(corpus.documents)} documents in {len(index)} chunks, {len(corpus.questions)} typed questions; "
         f"index {index.path}"
     )
-    extractive = RAGPipeline(index, build_reader("extractive"), retriever="hybrid")
-
-    shown = Table(title="One question of each type, asked as its user: sources (✓ gold document) and answer")
-    for column in ("type", "question (user's groups)", "top 3 sources", "extractive answer [cited source]", "grade"):
+    pipeline, reader = _default_pipeline(console, index)
+    shown = Table(title="One question of each type, asked as its user of the default pipeline: sources "
+                  "(✓ gold document), answer, grade and why")  # fmt: skip
+    for column in ("type", "question (user's groups)", "top 3 sources", f"{reader} answer [cited source]", "grade"):
         shown.add_column(column, overflow="fold")
     for qtype in dict.fromkeys(q.type for q in corpus.questions):
         q = next(q for q in corpus.questions if q.type == qtype)
-        answer, context = extractive.answer(q.text, acl_filter(q))
+        answer, context = pipeline.answer(q.text, acl_filter(q))
         sources = "\n".join(
             ("✓ " if s.doc_id in q.gold_doc_ids else "  ") + f"[{s.n}] {escape(s.chunk_id)}"
             for s in context.sources[:3]
         )
         said = "(abstains)" if answer.abstained else answer.text + "".join(f" [{c.n}]" for c in answer.citations)
-        grade = grade_question(q, answer, context).outcome
-        colour = {"correct": "green", "wrong": "red"}.get(grade, "yellow")
+        grade = grade_question(q, answer, context, match=match_for(reader))
+        why = grade_reason(grade, answer, context)
+        colour = {"correct": "green", "wrong": "red"}.get(grade.outcome, "yellow")
         asked = f"{escape(q.text)}\n[dim]({escape(', '.join(q.user_groups))})[/]"
-        shown.add_row(qtype, asked, sources, escape(said), f"[{colour}]{grade}[/]")
+        verdict = f"[{colour}]{grade.outcome}[/]" + (f"\n{escape(why)}" if why != grade.outcome else "")
+        shown.add_row(qtype, asked, sources, escape(said), verdict)
     console.print(shown)
 
     if os.environ.get("RAGLINE_DEMO_LLM", "1") != "0":
-        _llm_answers(console, index, corpus)
+        _llm_answers(console, index, corpus, getattr(pipeline.reader, "llm", None))
 
     scores = {name: hit_by_type(build_retriever(name, index), corpus.questions) for name in chunking.RETRIEVERS}
     table = Table(title="Retrieval by question type: Hit@1 / Hit@3 (leaks: a forbidden document in the top 3)")
@@ -74,25 +78,44 @@ def main() -> int:
 
     rows = chunking.run(corpus, contexts=("none", "breadcrumb"), retrievers=("bm25",))
     types = [t for t in rows[0]["by_type"] if t != "all"]
-    chunk_table = Table(title="Chunking (BM25): Hit@1 by type; split = evidence sentences cut by a chunk boundary")
-    for column in ("chunker", "context", "chunks", "split", *types, "all"):
+    chunk_table = Table(title="Chunking (BM25): Hit@1 by type; split = evidence sentences no chunk holds whole, "
+                        "cut = evidence sentences some chunk holds only a part of")  # fmt: skip
+    for column in ("chunker", "context", "chunks", "split", "cut", *types, "all"):
         chunk_table.add_column(column, justify="left" if column in ("chunker", "context") else "right")
     for row in rows:
-        cells = [row["by_type"][t]["hit@1"] for t in [*types, "all"]]
-        chunk_table.add_row(row["chunker"], row["context"], str(row["chunks"]), f"{row['split_evidence']:.0%}",
-                            *("—" if c is None else f"{c:.2f}" for c in cells))  # fmt: skip
+        cells = ["—" if c is None else f"{c:.2f}" for c in (row["by_type"][t]["hit@1"] for t in [*types, "all"])]
+        shares = (f"{row['split_evidence']:.0%}", f"{row['cut_evidence']:.0%}")
+        chunk_table.add_row(row["chunker"], row["context"], str(row["chunks"]), *shares, *cells)
     console.print(chunk_table)
     console.print("[dim]dense, hybrid and late chunking: ragline experiment chunking (BENCHMARKS.md has the table)[/]")
     console.print(f"[dim]done in {time.perf_counter() - started:.0f} s[/]")
     return 0
 
 
-def _llm_answers(console: Console, index, corpus) -> None:  # type: ignore[no-untyped-def]
-    """Two questions answered by the local LLM, streamed, with their cited sources."""
+def _default_pipeline(console: Console, index):  # type: ignore[no-untyped-def]
+    """The default pipeline over ``index`` and its reader's name; the extractive reader in its place
+    when RAGLINE_DEMO_LLM=0 or the configured reader cannot be built (no LLM wheel)."""
+    from ragline.config import load_config
+    from ragline.errors import RaglineError
+
+    config = load_config("default")
+    spec = config.read.reader
+    name = (spec if isinstance(spec, str) else str(spec.get("name", ""))).split(":")[0]
+    if os.environ.get("RAGLINE_DEMO_LLM", "1") != "0" or name == "extractive":
+        try:
+            return RAGPipeline.from_config(config, index), name
+        except RaglineError as error:
+            console.print(f"[yellow]the default reader is unavailable ({escape(str(error))}): extractive reads[/]")
+    return RAGPipeline.from_config(config.with_overrides(read={"reader": "extractive"}), index), "extractive"
+
+
+def _llm_answers(console: Console, index, corpus, llm=None) -> None:  # type: ignore[no-untyped-def]
+    """Two questions answered by the local LLM (``llm``: the model already loaded), streamed, with their
+    cited sources."""
     from ragline.errors import RaglineError
 
     try:
-        pipeline = RAGPipeline(index, build_reader("llm:max_tokens=64"), retriever="hybrid")
+        pipeline = RAGPipeline(index, build_reader("llm:max_tokens=64", llm=llm), retriever="hybrid")
     except RaglineError as error:
         console.print(f"[yellow]LLM answers skipped: {escape(str(error))}[/]")
         return

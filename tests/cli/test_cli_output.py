@@ -103,11 +103,11 @@ def test_index_chunks_by_default_and_none_keeps_whole_documents(capsys, tmp_path
     (root / "long.txt").write_text(" ".join(f"word{i}" for i in range(250)))
     chunked = run_json(capsys, "index", str(root), "--index", str(tmp_path / "a"), "--embedder", "none")
     assert chunked["unit"] == "chunks" and chunked["chunks"] == chunked["documents"] > 1
-    assert (chunked["chunker"], chunked["context"]) == ("fixed:size=100,overlap=30", "none")
+    assert (chunked["chunker"], chunked["context"]) == ("sentence-pack:tokens=128,overlap=1", "none")
     info = run_json(capsys, "info", "--index", str(tmp_path / "a"))
-    assert info["settings"]["chunker"] == "fixed:size=100,overlap=30"
+    assert info["settings"]["chunker"] == "sentence-pack:tokens=128,overlap=1"
     out, _ = run_text(capsys, "info", "--index", str(tmp_path / "a"))
-    assert "fixed:size=100,overlap=30" in out and "none (BM25 only)" in out and "chunks" in out
+    assert "sentence-pack:tokens=128,overlap=1" in out and "none (BM25 only)" in out and "chunks" in out
     whole = run_json(
         capsys, "index", str(root), "--index", str(tmp_path / "b"), "--embedder", "none", "--chunker", "none"
     )

@@ -14,6 +14,8 @@ from ragline.eval.answers import (
     f1,
     grade_answer,
     grade_question,
+    grade_reason,
+    match_for,
     normalize_answer,
     summarize,
 )
@@ -224,3 +226,28 @@ def test_a_conflict_note_is_not_graded_as_part_of_the_answer() -> None:
     answer = Answer(f"$650\n\n{note}", False, cited, "test", {"note": note, "note_citations": [2]})
     grade = grade_answer(answer, ["$650"], ["policy-2026"], match="em")
     assert (grade.outcome, grade.em) == ("correct", 1.0)
+
+
+def test_the_grade_reason_says_why_an_answer_is_wrong() -> None:
+    """Planted faults checked: a cut test that ignores whether the source ends mid-sentence calls the
+    wrong value from a whole sentence "cut"; a reason that skips the string check calls "uncited" a wrong value."""
+    cut = Hit("e-1896#0", 1.0, 1, "E-1896", "The root cause was a memory leak in the report", {"doc_id": "e-1896"})
+    whole = Hit("e-2000#0", 1.0, 1, "E-2000", "The root cause was a faulty disk.", {"doc_id": "e-2000"})
+    gold = ["report scheduler on web-45"]
+
+    def why(text: str, hits: list[Hit], cites: bool = True, answers: list[str] = gold, docs=("e-1896",)) -> str:  # type: ignore[no-untyped-def]
+        context = build_context(hits, budget=1000)
+        citations = [Citation(1, hits[0].metadata["doc_id"], hits[0].doc_id)] if cites and text else []
+        answer = Answer(text, not text, citations)
+        grade = grade_answer(answer, answers, list(docs), context=context, match="contains")
+        return grade_reason(grade, answer, context)
+
+    assert why("a memory leak in the report.", [cut]) == "cut"
+    assert why("a faulty disk", [whole], docs=("e-2000",)) == "wrong value"
+    assert why("the report scheduler on web-45", [cut], cites=False) == "uncited"
+    assert why("the report scheduler on web-45", [whole], docs=("e-1896",)) == "wrong source"
+    assert why("the report scheduler on web-45", [cut]) == "correct"
+    assert why("", [cut]) == "abstained"
+    assert why("", [cut], answers=[]) == "declined"
+    assert why("a faulty disk", [whole], answers=[]) == "answered, should decline"
+    assert match_for("extractive:threshold=0.4") == "em" and match_for("llm:max_tokens=64") == "contains"

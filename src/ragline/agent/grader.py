@@ -9,20 +9,18 @@ corpus and language the analyzer handles; a cross-encoder registered as a grader
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable
 from typing import Any
 
 from ragline.components import register
 from ragline.text.analyzer import get_analyzer
+from ragline.text.sentences import sentence_texts
 from ragline.types import Hit
-
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 def sentences(text: str) -> list[str]:
-    """The sentences (and headings) of a text, blank ones dropped."""
-    return [s.strip() for s in _SENTENCE.split(text) if s.strip()]
+    """The sentences (and headings) of a text (``ragline.text.sentences``), whitespace collapsed."""
+    return sentence_texts(text)
 
 
 @register("grader", "lexical")
@@ -43,7 +41,7 @@ class LexicalGrader:
         terms = set(self.analyze(question))
         if not terms or not hits:
             return [0.0 for _ in hits]
-        per_hit = [[set(self.analyze(s)) for s in sentences(f"{h.title}\n{h.text}")] for h in hits]
+        per_hit = [[set(self.analyze(s)) for s in [h.title, *sentences(h.text)] if s] for h in hits]
         seen = {t: sum(any(t in s for s in hit) for hit in per_hit) for t in terms}
         weight = {t: math.log(1 + (len(hits) + 1) / (seen[t] + 1)) for t in terms}
         whole = sum(weight.values())

@@ -57,10 +57,10 @@ from ragline.answer.support import MIN_COVERAGE, SupportCheck
 from ragline.components import build, register
 from ragline.errors import ConfigError
 from ragline.index.filters import FilterLike
-from ragline.ingest.chunkers import split_sentences
 from ragline.retrieve.base import empty_query_reason
 from ragline.retrieve.expand import SmallToBigExpander
 from ragline.retrieve.registry import build_retriever, needs_embeddings
+from ragline.text.sentences import sentence_texts
 from ragline.types import Answer, Hit
 
 POLICIES = ("read", "abstain")
@@ -420,11 +420,11 @@ def _attempts(query: str, rungs: int, retries: int, analyze: Any) -> list[tuple[
 
 
 def _sentence_lines(hit: Hit) -> Hit:
-    """``hit`` with one sentence a line: a document rebuilt from its chunks has a line break where a
-    chunk boundary cut a sentence, and the sentence splitters of the grader and the support check end
-    a sentence at every line break (``split_sentences`` keeps hard-wrapped lines together)."""
-    lines = [" ".join(hit.text[a:b].split()) for a, b in split_sentences(hit.text)]
-    return Hit(hit.doc_id, hit.score, hit.rank, hit.title, "\n".join(lines), hit.metadata, hit.parent)
+    """``hit`` with one sentence a line, whitespace collapsed (``ragline.text.sentences``): a document
+    rebuilt from its chunks has line breaks where chunk boundaries fell, and a bridge name found in a
+    sentence ("Blue Lake") is then looked up in the text as written, with single spaces."""
+    text = "\n".join(sentence_texts(hit.text))
+    return Hit(hit.doc_id, hit.score, hit.rank, hit.title, text, hit.metadata, hit.parent)
 
 
 def _renumber(per_hop: list[list[Hit]]) -> list[Hit]:

@@ -13,6 +13,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ragline.text.sentences import split_sentences
+
 # --- answer types ----------------------------------------------------------------------------------
 
 NAME, PHRASE, CODE, EMAIL = "name", "phrase", "code", "email"
@@ -90,9 +92,10 @@ NOT_NAMES = set(
     "Wednesday Thursday Friday Saturday Sunday I".split()
 )
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9$])")
-_LINE_PREFIX = re.compile(r"^\s*(?:[-*+>]|\d+[.)])\s+|^\s*>\s*")
+_LINE_PREFIX = re.compile(r"^\s*(?:[-*+>•]|\d+[.)])\s+|^\s*>\s*")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}")
+_HEADING = re.compile(r"^#{1,6}(?:\s|$)")
+_FENCE_LINE = re.compile(r"^(?:`{3,}|~{3,})")
 
 
 # --- sentences and candidate spans -------------------------------------------------------------------
@@ -111,26 +114,19 @@ class Span:
 
 
 def sentences(text: str) -> list[tuple[int, int]]:
-    """(start, end) offsets of the sentences of ``text``: lines, split at sentence ends.
+    """(start, end) offsets of the sentences of ``text`` that can state a fact (``ragline.text.sentences``).
 
     Markdown headings are skipped (they name a section; they do not state facts), list and quote
-    markers are left out of the sentence, table rule lines are skipped.
+    markers are left out of the sentence, table rule lines and code fences are skipped.
     """
     spans: list[tuple[int, int]] = []
-    for line in re.finditer(r"[^\n]+", text):
-        body = line.group()
-        if body.lstrip().startswith("#") or _TABLE_RULE.match(body) or not body.strip():
+    for start, end in split_sentences(text):
+        body = text[start:end]
+        if _HEADING.match(body) or _TABLE_RULE.match(body) or _FENCE_LINE.match(body):
             continue
         prefix = _LINE_PREFIX.match(body)
-        offset = line.start() + (prefix.end() if prefix else 0)
-        body = text[offset : line.end()]
-        start = 0
-        for end in _SENTENCE_END.finditer(body):
-            spans.append((offset + start, offset + end.start()))
-            start = end.end()
-        if body[start:].strip():
-            spans.append((offset + start, offset + len(body.rstrip())))
-    return spans
+        spans.append((start + prefix.end(), end) if prefix else (start, end))
+    return [(a, b) for a, b in spans if a < b]
 
 
 def candidate_spans(sentence: str, types: Iterable[str]) -> list[Span]:

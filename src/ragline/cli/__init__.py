@@ -34,7 +34,8 @@ examples:
   ragline eval ../shared/bench/scifact --retriever bm25 --split test --output json
 
 The index directory is --index, else $RAGLINE_INDEX, else ./ragline-index. `ragline index` cuts documents
-into 100-word chunks overlapping by 30 (--chunker none: whole documents) and stamps its
+into chunks of whole sentences, 128 word pieces at most, overlapping by a sentence (--chunker none: whole
+documents) and stamps its
 settings in the index; a re-sync reuses them. `ragline ask` without any of the three answers from the
 built-in Orrin Grid demo corpus, and says so.
 Filters: field=value, field!=value, field<=value (<, >, >=), field in [a, b], with and/or/not and ().

@@ -38,12 +38,14 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         contexts=args.context or chunking.CONTEXTS,
         retrievers=args.retriever or chunking.RETRIEVERS,
         embedder=args.embedder,
+        readers=args.reader or (),
     )
     payload = {
         "experiment": args.name,
         "corpus": corpus.name,
         "corpus_fingerprint": corpus.fingerprint(),
         "rows": rows,
+        "paired": chunking.paired_against_first(rows),
         "provenance": {"ragline_version": __version__, "embedder": args.embedder},
     }
     if args.output == "json":
@@ -51,16 +53,19 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         return 0
     types = [t for t in rows[0]["by_type"] if t != "all"] if rows else []
     table = Table(title=f"Chunking on {corpus.name}: Hit@1 by question type, Recall@5 of all gold documents "
-                  "(split = evidence sentences cut)")
+                  "(split = evidence sentences no chunk holds whole; cut = ... some chunk holds a part of)")
     recall = [t for t in ("multihop", "all") if t in types or t == "all"]
-    for column in ("chunker", "context", "retriever", "chunks", "split", *types, "all", *(f"{t} R@5" for t in recall)):
+    readers = list(args.reader or ())
+    columns = ("chunker", "context", "retriever", "chunks", "split", "cut", *types, "all")
+    for column in (*columns, *(f"{t} R@5" for t in recall), *(f"{r} correct" for r in readers)):
         table.add_column(column, justify="left" if column in ("chunker", "context", "retriever") else "right")
     for row in rows:
         hits = [row["by_type"][t]["hit@1"] for t in [*types, "all"]]
         hits += [row["by_type"][t].get("recall@5") for t in recall]
         cells = ["—" if h is None else f"{h:.2f}" for h in hits]
+        cells += [f"{row['answers'][r]['correct']}/{len(corpus.questions)}" for r in readers]
         table.add_row(Text(row["chunker"]), row["context"], row["retriever"], str(row["chunks"]),
-                      f"{row['split_evidence']:.0%}", *cells)  # fmt: skip
+                      f"{row['split_evidence']:.0%}", f"{row['cut_evidence']:.0%}", *cells)  # fmt: skip
     Console(width=max(Console().width, 160)).print(table)
     return 0
 
@@ -224,6 +229,9 @@ def add_parser(sub: Any) -> None:
                    "asked to the --llm with no source (40; 0 = none; cached)")
     p.add_argument("--chunker", action="append", metavar="SPEC", help="chunker spec, repeatable (default: a sweep)")
     p.add_argument("--context", action="append", choices=("none", "breadcrumb", "late", "llm"), help="repeatable")
+    p.add_argument("--reader", action="append", metavar="SPEC", help="chunking: also answer every question with "
+                   "this reader over each row's top 5 (extractive, llm:...), repeatable; reports correct / wrong / "
+                   "abstained and a paired test against the first --chunker")
     p.add_argument(
         "--retriever",
         action="append",

@@ -234,7 +234,8 @@ def add_parser(sub: Any) -> None:
         "--chunker",
         metavar="SPEC",
         help=f"cut documents into chunks: {DEFAULT_INGEST.chunker} (the measured best: the default, for a new "
-        "index), structure:max_words=200, sentences:window=3, recursive:size=120; none = whole documents",
+        "index), fixed:size=100,overlap=30, structure:max_words=200, sentences:window=3, recursive:size=120; "
+        "none = whole documents",
     )
     p.add_argument(
         "--context",
@@ -278,7 +279,7 @@ def add_parser(sub: Any) -> None:
         help="with --workers: how many Ray workers (one CPU each; default: the cluster's CPUs)",
     )
     add_analysis_flags(p, stamped=True)
-    add_config_flag(p, "100-word chunks, MiniLM embeddings (the [ingest] and [index] stages of "
+    add_config_flag(p, "sentence-packed chunks, MiniLM embeddings (the [ingest] and [index] stages of "
                     "pipelines/default.toml)")  # fmt: skip
     add_common(p)
     p.set_defaults(func=cmd_index)

@@ -1,7 +1,8 @@
 """The built-in Orrin Grid index: built on first use, cached, shared by ``make demo`` and ``ragline ask``.
 
-The cache key holds the corpus fingerprint and the index settings, so a changed generator or
-configuration builds a new index instead of silently reusing a stale one. The index is built in a
+The cache key holds the corpus fingerprint, the index settings and the chunkers' version (which
+includes the sentence splitter's), so a changed generator, configuration or splitter builds a new
+index instead of silently reusing a stale one. The index is built in a
 temporary folder and renamed into place, so two processes starting at once never see half an index.
 """
 
@@ -18,14 +19,23 @@ from ragline.config import load_config
 from ragline.corpora.orrin import DEFAULT_SEED, OrrinCorpus, build_orrin
 from ragline.index import Index, IndexSettings
 from ragline.index.store import FORMAT
+from ragline.ingest import chunkers
 from ragline.ingest.pipeline import IngestConfig, chunk_documents
 from ragline.paths import cache_root
 from ragline.progress import stderr
 
 DEFAULT_SETTINGS = IndexSettings(embedder="minilm", vector_index="flat")
-# The default pipeline's chunking (pipelines/default.toml): the best configuration of the chunking
-# experiment on the Orrin Grid *training* world (BENCHMARKS.md): 100-word chunks overlapping by 30.
+# The default pipeline's chunking (pipelines/default.toml), chosen with the chunking experiment on the
+# Orrin Grid *training* world (BENCHMARKS.md).
 DEFAULT_INGEST = IngestConfig(load_config("default").ingest.chunker, load_config("default").ingest.context)
+
+
+def index_path(corpus: OrrinCorpus, settings: IndexSettings, ingest: IngestConfig, seed: int) -> Path:
+    """Where the built-in index of this corpus, settings and chunking lives in the cache."""
+    config = {"format": FORMAT, "settings": settings.to_dict(), "ingest": ingest.to_dict(),
+              "chunkers": chunkers.CHUNKERS_VERSION}  # fmt: skip
+    key = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:10]
+    return cache_root() / "indexes" / f"orrin-{seed}-{corpus.fingerprint()[:12]}-{key}"
 
 
 def orrin_index(
@@ -33,9 +43,7 @@ def orrin_index(
 ) -> tuple[Index, OrrinCorpus]:
     """The Orrin Grid corpus and an index of its chunks (built once, then opened)."""
     corpus = build_orrin(seed)
-    config = {"format": FORMAT, "settings": settings.to_dict(), "ingest": ingest.to_dict()}
-    key = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:10]
-    path = cache_root() / "indexes" / f"orrin-{seed}-{corpus.fingerprint()[:12]}-{key}"
+    path = index_path(corpus, settings, ingest, seed)
     if not (path / "manifest.json").is_file():
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=".building-", dir=path.parent))

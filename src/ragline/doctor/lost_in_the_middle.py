@@ -26,7 +26,6 @@ curve's reader on the real top-k, as before, and says it cannot see order.
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import replace
 from typing import Any
@@ -39,7 +38,6 @@ FIX = 'best sources at the ends of the context ([order] order = "ends")'
 ORDER_SOURCES = 10  # sources in each order-arm context (at least; k when k is larger)
 SEED = 0
 ORDERS = (("unfixed", "rank"), ("fixed", "ends"))
-SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 def reader_name(spec: Any) -> str:
@@ -137,6 +135,7 @@ def with_evidence(questions: list[Any], documents: list[Any]) -> list[Any]:
     """``questions`` with their evidence sentence: a probe file gives none, so it is the gold document's
     first sentence that holds the answer (questions whose gold document states no answer are left out)."""
     from ragline.eval.answers import contains_answer
+    from ragline.text.sentences import split_sentences
 
     texts = {d.id: d.text for d in documents}
     out = []
@@ -145,7 +144,9 @@ def with_evidence(questions: list[Any], documents: list[Any]) -> list[Any]:
             out.append(q)
             continue
         doc = q.gold_doc_ids[0]
-        sentence = next((s for s in SENTENCE.split(texts.get(doc, "")) if contains_answer(s, q.answers)), None)
+        text = texts.get(doc, "")
+        sentences = (text[a:b] for a, b in split_sentences(text))
+        sentence = next((s for s in sentences if contains_answer(s, q.answers)), None)
         if sentence is not None:
             out.append(replace(q, evidence=[(doc, sentence.strip())]))
     return out

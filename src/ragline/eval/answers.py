@@ -197,6 +197,44 @@ def _grade_citations(grade: AnswerGrade, answer: Answer, context: Any) -> None:
         grade.citation_recall = citation_recall(answer, context)
 
 
+def match_for(reader: str) -> MatchMode:
+    """The match mode a reader's answers are graded with: ``em`` for span readers (``extractive``,
+    ``span``), ``contains`` for readers that answer in a sentence (an LLM, the agent)."""
+    return "em" if reader.split(":")[0] in ("extractive", "span") else "contains"
+
+
+_SENTENCE_FINAL = tuple(".!?。！？:;)]\"'`”’")
+
+
+def grade_reason(grade: AnswerGrade, answer: Answer, context: Any = None) -> str:
+    """Why an answer got its outcome, in a few words (``make demo``'s grade column).
+
+    ``correct``, ``declined`` (a right abstention), ``abstained`` (on an answerable question), or why
+    it is wrong: ``answered, should decline``; ``cut`` (the wrong string ends where a source's text
+    ends mid-sentence: the reader copied a chunk boundary); ``wrong value``; ``uncited`` (the right
+    value with no citation); ``wrong source`` (the right value cited from no gold document).
+    """
+    if grade.outcome == "correct":
+        return "declined" if answer.abstained else "correct"
+    if grade.outcome == "abstained":
+        return "abstained"
+    if not grade.answerable:
+        return "answered, should decline"
+    if not grade.answer_match:
+        return "cut" if _copies_a_cut(reader_answer(answer).text, context) else "wrong value"
+    return "uncited" if not answer.citations else "wrong source"
+
+
+def _copies_a_cut(text: str, context: Any) -> bool:
+    """Does ``text`` end as a source ends, where that source's text stops mid-sentence?"""
+    tail = answer_tokens(text)[-3:]
+    for source in getattr(context, "sources", None) or []:
+        body = source.text.rstrip()
+        if tail and body and not body.endswith(_SENTENCE_FINAL) and answer_tokens(body)[-len(tail) :] == tail:
+            return True
+    return False
+
+
 def grade_question(question: Any, answer: Answer, context: Any = None, match: MatchMode = "em") -> AnswerGrade:
     """``grade_answer`` with the gold fields of a question (``ragline.corpora.Question`` or alike).
 

@@ -33,12 +33,17 @@ def document_ranking(retriever: Retriever, question: Question, depth: int) -> li
 
 
 def hit_by_type(
-    retriever: Retriever, questions: Sequence[Question], ks: Sequence[int] = (1, 3), depth: int = 20
+    retriever: Retriever,
+    questions: Sequence[Question],
+    ks: Sequence[int] = (1, 3),
+    depth: int = 20,
+    per_question: dict[str, float] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Per question type (and ``all``): Hit@k (any gold document in the top k), Recall@k (all of
     them: a multi-hop question needs both its documents, which Hit@k does not see) and leaks.
 
     Questions without gold documents (must-abstain permission questions) count only for leaks.
+    ``per_question``, when given, receives each judged question's Hit@1 by id (for paired tests).
     """
     sums: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     for q in questions:
@@ -48,6 +53,8 @@ def hit_by_type(
             row["questions"] += 1
             row["leaks"] += any(doc in q.forbidden_doc_ids for doc in ranking[: max(ks)])
             if q.gold_doc_ids:
+                if per_question is not None and group == "all":
+                    per_question[q.id] = float(any(doc in q.gold_doc_ids for doc in ranking[:1]))
                 row["judged"] += 1
                 for k in ks:
                     row[f"hit@{k}"] += any(doc in q.gold_doc_ids for doc in ranking[:k])

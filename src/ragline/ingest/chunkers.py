@@ -13,6 +13,9 @@ The strategies of Lecture 3 §2.2, built by name from a spec (``NAME[:key=value,
     structure:max_words=300     one chunk per section of the heading tree (``markdown.py``); a section
                                 over the limit is split like ``recursive``; heading-only sections are
                                 skipped (their heading lives on in their subsections' paths)
+    sentence-pack:tokens=256    whole sentences up to the embedder's window of word pieces, overlapping
+                                by whole sentences (overlap=1), headings kept with their text; a
+                                sentence over the budget alone is split, and marked (``sentence_pack.py``)
 
 Sizes count ``unit=words`` (the default: a run of non-space characters, or one CJK character) or
 ``unit=tokens`` (word pieces of the packaged MiniLM tokenizer, the model that embeds the chunks).
@@ -43,10 +46,14 @@ from ragline.errors import ConfigError
 from ragline.ingest.markdown import Section, enclosing_section, is_heading_line, section_id, sections_of
 from ragline.ingest.pdf import page_at
 from ragline.specs import parse_spec
+from ragline.text.sentences import SPLITTER_VERSION, split_sentences, strip_span
 from ragline.types import Document
 
 Span = tuple[int, int]
 UNITS = ("words", "tokens")
+# Bump when a chunker's spans change for the same spec; the splitter's own version comes with it. The
+# built-in index's cache key holds this, so a changed chunker or splitter rebuilds it.
+CHUNKERS_VERSION = f"{SPLITTER_VERSION}.1"
 
 # --- units ------------------------------------------------------------------------------------------
 
@@ -92,7 +99,7 @@ def token_spans(text: str) -> list[Span]:
 _UNIT_SPANS: dict[str, Callable[[str], list[Span]]] = {"words": word_spans, "tokens": token_spans}
 
 
-class _Counter:
+class UnitCounter:
     """Counts units in any span of one text, by bisection over the units' start offsets."""
 
     def __init__(self, spans: list[Span]) -> None:
@@ -106,95 +113,13 @@ class _Counter:
         return self.spans[bisect_left(self.starts, start) : bisect_left(self.starts, end)]
 
 
-# --- sentences -------------------------------------------------------------------------------------
-
-# A sentence ends at . ! ? (then closing quotes/brackets) before a space and a character that is not a
-# lower-case letter, or at 。！？ (Chinese needs no space after them).
-_END = re.compile(r"[.!?]+[\"'’”)\]]*(?=\s+[^a-z\s])|[。！？]+[”’」』）)]*")
-_ABBREVIATIONS = frozenset("cf vs etc al fig no dr mr mrs ms prof st jr sr inc ltd co approx".split())
-_LAST_WORD = re.compile(r"([\w.]+)$")
-_INITIALS = re.compile(r"(?:[A-Za-z]\.)+[A-Za-z]")
-# Lines that stand alone whatever their punctuation: headings and table rows; list items start anew.
-_STANDALONE = re.compile(r"^ {0,3}(#{1,6}\s|\|)")
-_ITEM = re.compile(r"^\s*([-*+•]|\d+[.)])\s")
-
-
-def split_sentences(text: str, start: int = 0, end: int | None = None) -> list[Span]:
-    """Spans of the sentences of ``text[start:end]``, stripped of surrounding whitespace.
-
-    Boundaries: the sentence ends above; blank lines; a heading or table row is a sentence of its own;
-    a list item starts a new one. A single line break does not end a sentence (hard-wrapped prose).
-
-    Limits (it is a regex, not a model): an abbreviation outside the short list ("Gen. Lee") splits;
-    one inside it, an initial ("J.") or dotted letters ("U.S.") never end a sentence, even where one
-    does end; a sentence starting in lower case stays joined to the one before; an ellipsis ends a
-    sentence; Chinese text with Western punctuation (". ") follows the English rule.
-    """
-    end = len(text) if end is None else end
-    out: list[Span] = []
-    for piece_start, piece_end in _pieces(text, start, end):
-        begin = piece_start
-        for match in _END.finditer(text, piece_start, piece_end):
-            if match.group().startswith(".") and _abbreviation(text, begin, match.start()):
-                continue
-            out.append(_strip(text, begin, match.end()))
-            begin = match.end()
-        out.append(_strip(text, begin, piece_end))
-    return [span for span in out if span[0] < span[1]]
-
-
-def _abbreviation(text: str, begin: int, dot: int) -> bool:
-    word = _LAST_WORD.search(text, begin, dot)
-    if word is None:
-        return False
-    token = word.group(1)
-    if _INITIALS.fullmatch(token):  # "U.S", "e.g": letters separated by dots
-        return True
-    return token.lower() in _ABBREVIATIONS or (len(token) == 1 and token.isupper())
-
-
-def _pieces(text: str, start: int, end: int) -> list[Span]:
-    """Blocks of lines that a sentence cannot cross (see :func:`split_sentences`)."""
-    pieces: list[Span] = []
-    current: list[int] | None = None  # [start, end] of the open piece
-    line_start = start
-    while line_start < end:
-        newline = text.find("\n", line_start, end)
-        line_end = end if newline < 0 else newline
-        line = text[line_start:line_end]
-        if not line.strip() or _STANDALONE.match(line) or _ITEM.match(line):
-            if current:
-                pieces.append((current[0], current[1]))
-            current = None
-            if _STANDALONE.match(line):
-                pieces.append((line_start, line_end))
-            elif line.strip():
-                current = [line_start, line_end]
-        elif current is None:
-            current = [line_start, line_end]
-        else:
-            current[1] = line_end
-        line_start = line_end + 1
-    if current:
-        pieces.append((current[0], current[1]))
-    return pieces
-
-
-def _strip(text: str, start: int, end: int) -> Span:
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return start, end
-
-
 # --- recursive packing -----------------------------------------------------------------------------
 
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n\s*")
 _LINE_BREAK = re.compile(r"\n")
 
 
-def pack(text: str, start: int, end: int, size: int, count: _Counter, level: int = 0) -> list[Span]:
+def pack(text: str, start: int, end: int, size: int, count: UnitCounter, level: int = 0) -> list[Span]:
     """Split ``text[start:end]`` into spans of at most ``size`` units, at the coarsest boundary that works.
 
     Levels: paragraphs (blank lines), lines, sentences, single units; the pieces of one level are
@@ -202,7 +127,7 @@ def pack(text: str, start: int, end: int, size: int, count: _Counter, level: int
     starts a chunk and takes the next piece with it: a chunk holds at most ``size`` units besides
     its heading lines.
     """
-    start, end = _strip(text, start, end)
+    start, end = strip_span(text, start, end)
     if start >= end:
         return []
     if count(start, end) <= size:
@@ -237,9 +162,9 @@ def pack(text: str, start: int, end: int, size: int, count: _Counter, level: int
 def _split_at(text: str, start: int, end: int, separator: re.Pattern[str]) -> list[Span]:
     pieces, begin = [], start
     for match in separator.finditer(text, start, end):
-        pieces.append(_strip(text, begin, match.start()))
+        pieces.append(strip_span(text, begin, match.start()))
         begin = match.end()
-    pieces.append(_strip(text, begin, end))
+    pieces.append(strip_span(text, begin, end))
     return [p for p in pieces if p[0] < p[1]]
 
 
@@ -274,7 +199,7 @@ class Chunker:
         sections = sections_of(document)
         inherited = {k: v for k, v in document.metadata.items() if k != "page_starts"}
         chunks = []
-        for n, (start, end) in enumerate(self.spans(document.text, sections)):
+        for n, ((start, end), marks) in enumerate(self.marked_spans(document.text, sections)):
             section = enclosing_section(sections, start, end)
             parent = section_id(document.id, section.index) if self.within_sections and section else document.id
             metadata: dict[str, Any] = {
@@ -288,6 +213,7 @@ class Chunker:
             page = page_at(document, start)
             if page is not None:
                 metadata["page"] = page
+            metadata.update(marks)
             chunk_id, text = f"{document.id}#{n}", document.text[start:end]
             chunks.append(Document(chunk_id, text, document.title, metadata, document.source, parent=document.id))
         return chunks
@@ -295,8 +221,12 @@ class Chunker:
     def spans(self, text: str, sections: list[Section]) -> list[Span]:
         raise NotImplementedError
 
-    def _count(self, text: str) -> _Counter:
-        return _Counter(_UNIT_SPANS[self.unit](text))
+    def marked_spans(self, text: str, sections: list[Section]) -> list[tuple[Span, dict[str, Any]]]:
+        """The spans, each with metadata of its own for its chunk (none here; see ``sentence-pack``)."""
+        return [(span, {}) for span in self.spans(text, sections)]
+
+    def _count(self, text: str) -> UnitCounter:
+        return UnitCounter(_UNIT_SPANS[self.unit](text))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.spec!r})"
@@ -309,7 +239,7 @@ class WholeChunker(Chunker):
     name = "none"
 
     def spans(self, text: str, sections: list[Section]) -> list[Span]:
-        return [_strip(text, 0, len(text))]
+        return [strip_span(text, 0, len(text))]
 
 
 @register("chunker", "fixed")

@@ -30,8 +30,8 @@ from typing import Any
 
 from ragline.components import register
 from ragline.errors import ConfigError
-from ragline.ingest.chunkers import split_sentences
 from ragline.ingest.markdown import Section, enclosing_section, parse_section_id, sections_of
+from ragline.text.sentences import split_sentences
 from ragline.types import Document, Hit, document_id_of
 
 EXPANSIONS = ("chunk", "section", "sentences")

@@ -37,9 +37,9 @@ from rich.table import Table
 from ragline.components import build
 from ragline.index.filters import FilterLike, acl_filter
 from ragline.index.store import IndexSettings
-from ragline.ingest.chunkers import split_sentences
 from ragline.ingest.pipeline import IngestConfig, build_index
 from ragline.retrieve.base import hits_for
+from ragline.text.sentences import split_sentences
 from ragline.types import Document, Hit
 
 DEPTH = 20  # chunks retrieved before expansion; the budget, not this, bounds the context
