@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -20,10 +21,13 @@ mcp = pytest.importorskip("mcp")
 
 import anyio  # noqa: E402
 from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
 import ragline  # noqa: E402
 from ragline.cli import main  # noqa: E402
 from ragline.server.keys import add_key  # noqa: E402
+
+from .conftest import free_port  # noqa: E402
 
 pytestmark = pytest.mark.slow  # each test starts a server process (seconds)
 
@@ -179,3 +183,38 @@ def test_without_a_principal_it_refuses_to_start(world, capsys) -> None:
     removed -> the command went on to serve)."""
     assert main(["mcp", "--index", str(world["index"])]) == 2
     assert "acts as one principal" in capsys.readouterr().err
+
+
+def test_streamable_http_serves_the_same_tools_under_the_same_filter(world) -> None:
+    """Over `--transport streamable-http` the SDK's HTTP client searches as bob and gets the meals document,
+    not the HR one (planted fault: `search` called the engine as the unrestricted principal -> HR came back)."""
+    port = free_port()
+    args = ["--index", str(world["index"]), "--reader", "extractive", "--groups", "all"]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "ragline", "mcp", *args, "--transport", "streamable-http", "--port", str(port)],
+        env={**os.environ, "PYTHONPATH": SRC},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+    async def go() -> Any:
+        for _ in range(600):  # until the port accepts (a bounded wait for start-up, not a timing assertion)
+            try:
+                await (await anyio.connect_tcp("127.0.0.1", port)).aclose()
+                break
+            except OSError:
+                await anyio.sleep(0.05)
+        async with (
+            streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            return await session.call_tool("search", {"query": "band 4 salaries pay table"})
+
+    try:
+        found = anyio.run(go)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert not found.is_error, text_of(found)
+    assert {h["doc_id"] for h in json.loads(text_of(found))["hits"]} == {"meals"}
