@@ -135,12 +135,13 @@ def test_a_principal_with_hr_does_get_hr_text(world) -> None:
 
 def test_lookup_of_a_hidden_document_reads_as_an_absent_one(world) -> None:
     """`lookup` (and the document resource) of the HR document as bob answer exactly as a document that does
-    not exist; the meals document opens (planted fault: lookup read the document as the unrestricted
-    principal -> the HR text came back)."""
+    not exist; the meals document opens, its text once (planted faults: lookup, then the resource, read
+    the document as the unrestricted principal -> the HR text came back, the resource read as "read")."""
 
     async def body(session: ClientSession) -> Any:
         out = [await session.call_tool("lookup", {"doc_id": d}) for d in ("pay", "nosuchdoc", "meals")]
-        resources = []
+        opened = await session.read_resource("ragline://documents/meals")
+        resources = [opened.contents[0].text]
         for d in ("pay", "nosuchdoc"):
             try:
                 await session.read_resource(f"ragline://documents/{d}")
@@ -154,7 +155,8 @@ def test_lookup_of_a_hidden_document_reads_as_an_absent_one(world) -> None:
     assert text_of(hidden).replace("pay", "ID") == text_of(absent).replace("nosuchdoc", "ID")
     assert SECRET not in text_of(hidden)
     assert not visible.is_error and "70 dollars" in text_of(visible)
-    assert resources[0] == resources[1] != "read"
+    assert resources[0].count("70 dollars") == 1
+    assert resources[1] == resources[2] != "read"
 
 
 def test_bad_arguments_are_tool_errors_and_the_session_goes_on(world) -> None:

@@ -21,8 +21,10 @@ from pydantic import Field
 from ragline import __version__
 from ragline.errors import RaglineError
 from ragline.principals import Principal
+from ragline.retrieve.expand import rebuild_document
 from ragline.server.engine import Engine
 from ragline.server.shapes import MAX_QUESTION, answer_json, hit_json, section_of
+from ragline.types import Document
 
 MAX_K = 50
 DOCUMENT_URI = "ragline://documents/{doc_id}"
@@ -107,9 +109,11 @@ def build_mcp(engine: Engine, principal: Principal) -> MCPServer:
         mime_type="text/markdown",
     )
     def document(doc_id: str) -> str:
-        found = document_json(engine, principal, doc_id)
-        if found is None:
+        hits = engine.document(principal, doc_id)
+        if hits is None:
             raise ResourceError(not_found(doc_id))
-        return f"# {found['title']}\n\n" + "\n\n".join(c["text"] for c in found["chunks"])
+        # overlapping chunks placed at their offsets in the document, so no passage is repeated
+        whole = rebuild_document(doc_id, [Document(h.doc_id, h.text, h.title, h.metadata) for h in hits])
+        return whole.text if whole is not None else "\n\n".join(h.text for h in hits)
 
     return server
