@@ -11,6 +11,8 @@ import argparse
 import os
 from typing import Any
 
+from rich.text import Text
+
 from ragline.cli.common import add_config_flag, add_principal_flags, principal_of
 from ragline.cli.serve import key_ring, served_engine
 from ragline.errors import ConfigError
@@ -49,6 +51,14 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         stderr.print(f"ragline mcp: stdio, as {principal.name} (groups {groups})")
         server.run("stdio")
     else:
+        if args.host not in ("127.0.0.1", "localhost", "::1"):
+            stderr.print(
+                Text(
+                    f"listening on {args.host}: whoever reaches this port acts as {principal.name} (no per-request "
+                    "key), over plain HTTP",
+                    style="yellow",
+                )
+            )
         stderr.print(f"ragline mcp: http://{args.host}:{args.port}/mcp, as {principal.name} (groups {groups})")
         server.run("streamable-http", host=args.host, port=args.port)
     return 0
