@@ -54,13 +54,17 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def run_session(
-    world: dict[str, Path], who: list[str], body: Callable[[ClientSession], Awaitable[Any]], env: dict | None = None
+    world: dict[str, Path],
+    who: list[str],
+    body: Callable[[ClientSession], Awaitable[Any]],
+    env: dict | None = None,
+    reader: str = "extractive",
 ) -> Any:
     """Spawn ``ragline mcp`` over the test index acting as ``who``, and run ``body`` in one client session."""
     environ = {"PYTHONPATH": SRC, **{k: os.environ[k] for k in ("RAGLINE_CACHE",) if k in os.environ}, **(env or {})}
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "ragline", "mcp", "--index", str(world["index"]), "--reader", "extractive", *who],
+        args=["-m", "ragline", "mcp", "--index", str(world["index"]), "--reader", reader, *who],
         env=environ,
     )
 
@@ -178,6 +182,21 @@ def test_bad_arguments_are_tool_errors_and_the_session_goes_on(world) -> None:
         assert result.is_error, text_of(result)
         assert field in text_of(result)
     assert not good.is_error and json.loads(text_of(good))["hits"][0]["doc_id"] == "meals"
+
+
+def test_a_ragline_error_is_a_tool_error_and_the_session_goes_on(world) -> None:
+    """A pipeline without a reader asked a question: the engine's ConfigError comes back as a tool error with its
+    message, and `search` still answers (planted fault: `ask` let RaglineError through -> the SDK's generic
+    "Error executing tool" text without the ragline message)."""
+
+    async def body(session: ClientSession) -> Any:
+        return await session.call_tool("ask", {"question": "meals?"}), await session.call_tool(
+            "search", {"query": "meals"}
+        )
+
+    asked, found = run_session(world, ["--groups", "all"], body, reader="none")
+    assert asked.is_error and "ConfigError: this pipeline has no reader" in text_of(asked), text_of(asked)
+    assert not found.is_error and json.loads(text_of(found))["hits"][0]["doc_id"] == "meals"
 
 
 def test_without_a_principal_it_refuses_to_start(world, capsys) -> None:
