@@ -20,7 +20,7 @@ from ragline.progress import stderr
 
 COMMANDS = (
     "index", "search", "info", "status", "evaluate", "ask", "corpus", "experiment", "explain", "train", "serve", "keys",
-    "doctor",
+    "doctor", "mcp",
 )
 # The name a user types -> the module of that sub-command.
 COMMAND_NAMES = {**{name: name for name in COMMANDS if name != "evaluate"}, "eval": "evaluate"}

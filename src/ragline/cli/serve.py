@@ -13,26 +13,15 @@ from ragline.errors import ConfigError
 from ragline.progress import stderr
 
 
-def build_server(args: argparse.Namespace) -> Any:
-    """The app ``args`` describe: the index rule of `ask`, the pipeline config, the keys file, the limits."""
-    from ragline.index import Index
-    from ragline.server.app import create_app
-    from ragline.server.engine import Engine
-    from ragline.server.keys import KeyRing
-    from ragline.server.shapes import ServerSettings
+def served_engine(args: argparse.Namespace, verb: str, freshness: bool = True) -> Any:
+    """The engine a server runs: the index rule of `ask` (else the built-in demo index), the pipeline config.
 
-    if not args.keys:
-        raise ConfigError(
-            "ragline serve needs --keys FILE: nothing answers without a key. Make one with "
-            "`ragline keys add NAME --groups all --keys FILE`"
-        )
-    if not Path(args.keys).is_file():
-        raise ConfigError(
-            f"--keys {args.keys}: no such file; make it with `ragline keys add NAME --groups all --keys {args.keys}`"
-        )
-    keys = KeyRing(args.keys)
-    if not len(keys):
-        raise ConfigError(f"--keys {args.keys} has no live key: add one with `ragline keys add NAME --groups ...`")
+    ``freshness`` installs the check that lists files changed on disk since the last sync.
+    """
+    from ragline.freshness import stale_files
+    from ragline.index import Index
+    from ragline.server.engine import Engine
+
     location = index_location(args)
     if location is not None:
         index, builtin = Index.open(location), False
@@ -43,12 +32,42 @@ def build_server(args: argparse.Namespace) -> Any:
         builtin = True
         stderr.print(
             Text(
-                f"serving the built-in Orrin Grid demo corpus ({index.path}): no --index, $RAGLINE_INDEX "
+                f"{verb} the built-in Orrin Grid demo corpus ({index.path}): no --index, $RAGLINE_INDEX "
                 "or ./ragline-index",
                 style="yellow",
             )
         )
     config = query_config(args, index)
+    checker = stale_files if freshness and not builtin else None
+    return Engine(index, config, builtin=builtin, stale_files=checker)
+
+
+def key_ring(path: str) -> Any:
+    """The keys of the keys file ``path``; a missing file or one without a live key is an error."""
+    from ragline.server.keys import KeyRing
+
+    if not Path(path).is_file():
+        raise ConfigError(
+            f"--keys {path}: no such file; make it with `ragline keys add NAME --groups all --keys {path}`"
+        )
+    keys = KeyRing(path)
+    if not len(keys):
+        raise ConfigError(f"--keys {path} has no live key: add one with `ragline keys add NAME --groups ...`")
+    return keys
+
+
+def build_server(args: argparse.Namespace) -> Any:
+    """The app ``args`` describe: the index rule of `ask`, the pipeline config, the keys file, the limits."""
+    from ragline.server.app import create_app
+    from ragline.server.shapes import ServerSettings
+
+    if not args.keys:
+        raise ConfigError(
+            "ragline serve needs --keys FILE: nothing answers without a key. Make one with "
+            "`ragline keys add NAME --groups all --keys FILE`"
+        )
+    keys = key_ring(args.keys)
+    engine = served_engine(args, "serving")
     settings = ServerSettings(
         max_body_bytes=int(args.max_body_mb * 1024 * 1024),
         timeout_s=args.timeout,
@@ -56,9 +75,6 @@ def build_server(args: argparse.Namespace) -> Any:
         cors_origins=tuple(args.cors_origin or ()),
         eval_root=Path(args.eval_root) if args.eval_root else None,
     )
-    from ragline.freshness import stale_files
-
-    engine = Engine(index, config, builtin=builtin, stale_files=None if builtin else stale_files)
     return create_app(engine, keys, settings)
 
 

@@ -31,10 +31,10 @@ from ragline.server.shapes import (
     MAX_QUESTION,
     ServerSettings,
     answer_json,
+    document_json,
     error_json,
     hit_json,
     in_thread,
-    section_of,
     sse,
 )
 
@@ -230,14 +230,10 @@ def create_app(engine: Engine, keys: KeyRing, settings: ServerSettings | None = 
     @app.get("/v1/documents/{doc_id:path}", tags=["read"])
     async def document(doc_id: str, key: Key) -> dict[str, Any]:
         """The chunks of a document, in order, for opening a citation (404 when the key may not read it)."""
-        chunks = await bounded(lambda: engine.document(key.principal, doc_id))
-        if chunks is None:
+        found = await bounded(lambda: document_json(engine, key.principal, doc_id))
+        if found is None:
             raise HTTPException(404, f"no document {doc_id!r} that this key may read")
-        return {
-            "doc_id": doc_id,
-            "title": chunks[0].title,
-            "chunks": [{"chunk_id": c.doc_id, "text": c.text, "section": section_of(c)} for c in chunks],
-        }
+        return found
 
     @app.get("/v1/status", tags=["read"])
     async def status(key: Key) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ragline.errors import FilterSyntaxError, InputError, RaglineError
+from ragline.principals import Principal
 from ragline.server.engine import Engine
 from ragline.server.logs import log
 
@@ -48,6 +49,18 @@ def hit_json(hit: Any, retriever: str) -> dict[str, Any]:
         "section": section_of(hit),
         "retriever": retriever,
         "text": hit.text,
+    }
+
+
+def document_json(engine: Engine, principal: Principal, doc_id: str) -> dict[str, Any] | None:
+    """A document's chunks in order (the shape of ``GET /v1/documents``), None when hidden or absent."""
+    chunks = engine.document(principal, doc_id)
+    if chunks is None:
+        return None
+    return {
+        "doc_id": doc_id,
+        "title": chunks[0].title,
+        "chunks": [{"chunk_id": c.doc_id, "text": c.text, "section": section_of(c)} for c in chunks],
     }
 
 
