@@ -9,8 +9,8 @@ sentence end, counted in non-space characters so that whitespace and stripping d
     PYTHONPATH=src .venv/bin/python benchmarks/sentence_split.py [--errors] [--candidate NAME=MODULE:FUNCTION]
 
 Prints one JSON object: for the dev passages (the rules were refined against them), the held-out ones
-(labelled after the rules were frozen) and all, per splitter, boundary precision / recall / F1, the share of labelled sentences
-reproduced exactly, and the microseconds per sentence. ``--candidate`` adds a splitter (a function of
+(labelled after the rules were frozen) and all, per splitter, boundary precision / recall / F1, the share of
+labelled sentences reproduced exactly, and the microseconds per sentence. ``--candidate`` adds a splitter (a function of
 a text returning ``(start, end)`` spans, as ``ragline.text.sentences.split_sentences``), e.g. an older
 version of ragline on the path.
 """
