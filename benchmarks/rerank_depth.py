@@ -34,6 +34,8 @@ from pathlib import Path
 
 import numpy as np
 
+from common import bench_root
+
 RESULTS = Path(__file__).parent / "results"
 
 
@@ -50,7 +52,7 @@ def main() -> int:
     from ragline.retrieve.rerank_cross import interpolated
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--dataset", default=str(Path(__file__).resolve().parents[2] / "shared" / "bench" / "scifact"))
+    p.add_argument("--dataset", default=str(bench_root() / "scifact"))
     p.add_argument("--split", default="test")
     p.add_argument("--first", default="hybrid", help="first-stage retriever spec (hybrid)")
     p.add_argument("--model", default="trained:scifact")

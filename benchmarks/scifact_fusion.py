@@ -27,7 +27,7 @@ import json
 import sys
 from pathlib import Path
 
-from common import elapsed, log
+from common import bench_root, elapsed, log
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -47,7 +47,7 @@ def main() -> int:
     from ragline.train.models import read_card, resolve_model
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--dataset", default=str(Path(__file__).resolve().parents[2] / "shared" / "bench" / "scifact"))
+    p.add_argument("--dataset", default=str(bench_root() / "scifact"))
     p.add_argument("--queries", choices=("dev", "train"), default="dev")
     p.add_argument("--dev-model", default="trained:scifact-embedder", help="the trained model whose dev slice to use")
     p.add_argument("--embedders", default="minilm,trained:scifact-embedder", help="dense legs, comma-separated")
