@@ -179,14 +179,23 @@ def _select(value: Any, selector: str, path: str) -> Any:
 
 
 def last_json(stdout: str) -> dict[str, Any]:
-    """The JSON result a command printed: its last line that parses as a JSON object (or all of stdout)."""
+    """The JSON result a command printed: its last line that parses as a JSON object (or all of stdout).
+
+    ``ragline eval`` with one retriever prints that retriever's ``metrics`` at the top level, with several a
+    ``results`` list: the first is read as a one-row list, so one path serves both."""
+    result = None
     for line in reversed(stdout.strip().splitlines()):
         if line.startswith("{"):
             try:
-                return json.loads(line)
+                result = json.loads(line)
             except json.JSONDecodeError:
-                break
-    return json.loads(stdout)
+                pass
+            break
+    if result is None:
+        result = json.loads(stdout)
+    if "results" not in result and isinstance(result.get("retriever"), str) and "metrics" in result:
+        result = {**result, "results": [{"retriever": result["retriever"], "metrics": result["metrics"]}]}
+    return result
 
 
 @dataclass

@@ -100,3 +100,8 @@ def test_benchmarks_md_tables_are_generated_from_the_regression_files():
     assert regenerated == text, "run benchmarks/regress.py --write-markdown BENCHMARKS.md"
     for reg in regressions:
         assert f"<!-- regress:begin {reg.name} -->" in text
+
+
+def test_a_single_retriever_eval_is_read_like_a_multi_retriever_one():
+    one = regress.last_json('progress\n{"retriever": "bm25", "metrics": {"ndcg@10": 0.68}}\n')
+    assert regress.lookup(one, "results[retriever=bm25].metrics.ndcg@10") == 0.68
