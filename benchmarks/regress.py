@@ -23,6 +23,7 @@ list whose ``key`` equals ``value`` (``results[retriever=hybrid].metrics.ndcg@10
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import re
@@ -186,10 +187,8 @@ def last_json(stdout: str) -> dict[str, Any]:
     result = None
     for line in reversed(stdout.strip().splitlines()):
         if line.startswith("{"):
-            try:
+            with contextlib.suppress(json.JSONDecodeError):
                 result = json.loads(line)
-            except json.JSONDecodeError:
-                pass
             break
     if result is None:
         result = json.loads(stdout)
