@@ -60,3 +60,36 @@ def test_injection_firewall_flags_hostile_dev_passages_and_keeps_benign_ones() -
     assert report["hostile_flagged"] >= 0.9 and report["benign_quarantined"] == 0.0
     ext = report["extractive"]
     assert ext["with_firewall"]["attack_success"] <= ext["without_firewall"]["attack_success"]
+
+
+@pytest.mark.slow  # about 15 s of CPU: four indexes of the two training worlds
+def test_agent_hop_check_keeps_every_right_bridge_and_rejects_more_wrong_ones_as_the_threshold_rises() -> None:
+    """The table the shipped ``hop_coverage`` was chosen from. Planted fault: the support check built without
+    the threshold (``SupportCheck(min_coverage=t)`` dropped): every threshold then rejects the same candidates."""
+    from ragline.agent.loop import HOP_COVERAGE
+
+    report = _run("agent_hop_check")
+    total = {float(t): row for t, row in report["total"].items()}
+    assert report["columns"] == ["right kept", "right total", "wrong rejected", "wrong total"]
+    thresholds = sorted(total)
+    assert all(total[t][0] == total[t][1] > 0 for t in thresholds if t <= HOP_COVERAGE)  # no right bridge lost
+    rejected = [total[t][2] for t in thresholds]
+    assert rejected == sorted(rejected) and rejected[-1] > rejected[0]
+    assert total[max(t for t in thresholds if t <= HOP_COVERAGE)][2] > total[thresholds[0]][3] / 2
+
+
+@pytest.mark.slow  # about 10 s of CPU: the shipped agent at 11 thresholds x 2 policies on two training worlds
+def test_agent_threshold_sweep_moves_the_agent_from_answering_to_abstaining(tmp_path: Path) -> None:
+    """Planted fault: the sweep's threshold not handed to the agent (every row then the shipped agent's)."""
+    report = _run("agent_threshold_sweep", "--out", str(tmp_path / "s.json"), "--plot", str(tmp_path / "s.png"))
+    assert set(report["worlds"]) == {"orrin_train", "countries_train"}
+    for rows in report["worlds"].values():
+        assert len(rows) == 22 and {r["policy"] for r in rows} == {"read", "abstain"}
+        for r in rows:
+            assert r["correct"] + r["wrong"] + r["abstained"] == pytest.approx(1.0, abs=1e-3)
+        at = {(r["policy"], r["threshold"]): r for r in rows}
+        assert at[("abstain", 1.0)]["abstained"] == 1.0  # no passage passes a grader threshold of 1
+        assert at[("abstain", 0.0)]["abstained"] < 1.0
+    orrin = {(r["policy"], r["threshold"]): r for r in report["worlds"]["orrin_train"]}
+    assert orrin[("read", 0.5)]["correct"] == 1.0  # the shipped threshold: 14 / 14 on the Orrin training world
+    assert (tmp_path / "s.png").read_bytes()[:4] == b"\x89PNG"
