@@ -7,7 +7,9 @@ BENCH   ?= $(abspath ../shared/bench)
 export RAGLINE_BENCH := $(BENCH)
 export OMP_WAIT_POLICY := PASSIVE
 
-.PHONY: setup demo test test-fast lint bench clean scifact-best
+TIER    ?= nightly
+
+.PHONY: setup demo test test-fast lint bench clean scifact-best regress
 
 setup: $(STAMP)
 
@@ -28,9 +30,16 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/python -m ragline.demo
 
+# The suite, then the ci tier of the figure regressions (benchmarks/regressions/*.toml; results under .cache/).
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/python -m pytest -q
+	$(BIN)/python benchmarks/regress.py --tier ci --results .cache/regress
+
+# The figure regressions of a tier (TIER=ci|nightly|manual|all; nightly runs ci too): a pass/fail table with
+# the drift, results in benchmarks/results/regressions/; exits non-zero when a figure moved.
+regress: $(STAMP)
+	$(BIN)/python benchmarks/regress.py --tier $(TIER)
 
 # The unit tier, minutes: no test marked slow (seconds each) or models (loads an embedder or LLM).
 test-fast: $(STAMP)

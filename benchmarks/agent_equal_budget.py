@@ -23,6 +23,7 @@ import json
 import time
 from pathlib import Path
 
+from common import bench_root
 from ragline.agent.loop import AgentSettings, MultiHopAgent
 from ragline.answer.context import document_id
 from ragline.eval.datasets import load_dataset
@@ -33,7 +34,7 @@ from ragline.retrieve.registry import build_retriever
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("dataset", nargs="?", default="/work/shared/bench/hotpotqa_train_hipporag_100")
+    parser.add_argument("dataset", nargs="?", default=str(bench_root() / "hotpotqa_train_hipporag_100"))
     parser.add_argument("--retriever", default="bm25")
     parser.add_argument("--first", type=int, default=50, help="questions held out for calibration")
     parser.add_argument("--calibration", action="store_true", help="measure the first questions instead")

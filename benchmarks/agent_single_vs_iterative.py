@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from common import bench_root
 from ragline.agent.loop import AgentSettings, MultiHopAgent
 from ragline.agent.tools import ToolAgent, llm_policy
 from ragline.answer.context import Context, build_context, document_id
@@ -61,7 +62,7 @@ from ragline.retrieve.registry import build_retriever
 from ragline.types import Answer
 
 ROOT = Path(__file__).resolve().parents[1]
-HOTPOTQA = "/work/shared/bench/hotpotqa_train_hipporag_100"
+HOTPOTQA = str(bench_root() / "hotpotqa_train_hipporag_100")
 EMBEDDER = "minilm"
 NO_TOKEN_BUDGET = 100_000  # the passage budget alone bounds the context
 WORLD_SPLITS = {10: (5, 5), 5: (3, 2)}  # the shipped hop_k, and the 3 + 2

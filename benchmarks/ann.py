@@ -114,7 +114,7 @@ from typing import Any  # noqa: E402
 import faiss  # noqa: E402
 import numpy as np  # noqa: E402
 
-from common import elapsed, peak_rss_gib, print_result, write_result  # noqa: E402
+from common import bench_root, elapsed, peak_rss_gib, print_result, write_result  # noqa: E402
 from common import log as log_line  # noqa: E402
 from ragline.index.vectors import EXACT_SEARCH_BELOW, VectorIndex, VectorIndexConfig, omp_threads  # noqa: E402
 
@@ -763,8 +763,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if args.centres is None:  # about 500 vectors per cluster, whatever n: comparable difficulty
         args.centres = min(2000, max(100, args.n // 500))
     if args.scifact is None:
-        bench = os.environ.get("RAGLINE_BENCH") or ROOT.parent / "shared" / "bench"
-        args.scifact = Path(bench) / "scifact"
+        args.scifact = bench_root() / "scifact"
     return args
 
 

@@ -108,7 +108,8 @@ def percentiles(values: list[float]) -> dict[str, float]:
     return {"p50": round(float(np.percentile(values, 50)), 3), "p90": round(float(np.percentile(values, 90)), 3)}
 
 
-def main() -> None:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line (see the module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=10)
     parser.add_argument("--model", default=None, help="LLM spec (default: the default local model)")
@@ -124,7 +125,11 @@ def main() -> None:
         action="store_true",
         help="no LLM: per budget, the answerable questions whose gold answer is still in the context, and its tokens",
     )
-    args = parser.parse_args()
+    return parser.parse_args(argv)
+
+
+def main() -> None:
+    args = parse_args()
 
     seed = TRAIN_SEED if args.train else DEFAULT_SEED
     index, corpus = orrin_index(seed=seed)

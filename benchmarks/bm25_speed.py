@@ -90,7 +90,7 @@ from ragline.text.analyzer import Analyzer, get_analyzer  # noqa: E402
 from ragline.types import Document  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import log, package_version, peak_rss_gib, print_result, timed  # noqa: E402
+from common import bench_root, log, package_version, peak_rss_gib, print_result, timed  # noqa: E402
 from synthetic import more_documents, synthetic_corpus  # noqa: E402
 
 K = 10
@@ -340,8 +340,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     # Data: token lists for documents and queries.
     if args.dataset is not None:
         folder = args.dataset
-        if not folder.is_dir() and os.environ.get("RAGLINE_BENCH"):
-            folder = Path(os.environ["RAGLINE_BENCH"]) / folder
+        if not folder.is_dir():
+            folder = bench_root() / folder
         log(f"analyzing {folder} with ragline's english analyzer")
         (ids, doc_tokens, queries), analyze_s = timed(lambda: load_beir_tokens(folder))
         result["dataset"] = folder.name

@@ -1,4 +1,5 @@
-"""What the benchmark scripts share: a clock with progress lines, timing, memory, versions, JSON results.
+"""What the benchmark scripts share: where the data is, a clock with progress lines, timing, memory, versions,
+JSON results.
 
 Imported by the scripts beside it (``from common import ...``; a script's own folder is on
 ``sys.path``). It imports nothing heavy, so a script can still set thread variables before numpy loads.
@@ -9,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import shlex
 import sys
 import time
 from collections.abc import Callable
@@ -17,6 +19,27 @@ from pathlib import Path
 from typing import Any
 
 START = time.perf_counter()  # when the script began (this module is among its first imports)
+ROOT = Path(__file__).resolve().parents[1]  # the repository
+
+
+def bench_root() -> Path:
+    """The benchmark data folder: ``$RAGLINE_BENCH``, else ``shared/bench`` beside the repository.
+
+    The one place a benchmark looks for its data; a script's dataset default is ``bench_root() / NAME``.
+    """
+    return Path(os.environ.get("RAGLINE_BENCH") or ROOT.parent / "shared" / "bench")
+
+
+def command_argv(command: str, **fill: str) -> list[str]:
+    """The argv of a command as BENCHMARKS.md quotes it: ``ragline ...`` or ``python ...`` run from this
+    interpreter, ``{name}`` placeholders filled from ``fill`` (``{bench}`` defaults to :func:`bench_root`)."""
+    for name, value in {"bench": str(bench_root()), **fill}.items():
+        command = command.replace(f"{{{name}}}", value)
+    program, *rest = shlex.split(command)
+    runners = {"ragline": [sys.executable, "-m", "ragline"], "python": [sys.executable]}
+    if program not in runners:
+        raise ValueError(f"command must start with `ragline` or `python`: {command!r}")
+    return [*runners[program], *rest]
 
 
 def elapsed() -> float:

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import log, package_version, peak_rss_gib, print_result, rss_gib, timed  # noqa: E402
+from common import bench_root, log, package_version, peak_rss_gib, print_result, rss_gib, timed  # noqa: E402
 
 
 def sample_passages(folder: Path, n: int, seed: int) -> list[str]:
@@ -52,7 +52,7 @@ def sample_passages(folder: Path, n: int, seed: int) -> list[str]:
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--dataset", type=Path, default=Path("../shared/bench/scifact"), help="a BEIR folder")
+    parser.add_argument("--dataset", type=Path, default=bench_root() / "scifact", help="a BEIR folder")
     parser.add_argument("--sample", type=int, default=512, help="passages embedded per pass")
     parser.add_argument("--passes", type=int, default=3, help="timed passes of each (median reported)")
     parser.add_argument("--embedder", default="minilm")

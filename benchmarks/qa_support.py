@@ -43,9 +43,9 @@ from ragline.ingest.pipeline import IngestConfig, build_index
 
 sys.path.insert(0, str(Path(__file__).parent))
 import realdocs  # noqa: E402  (the builder beside this script)
-from common import print_result  # noqa: E402
+from common import bench_root, print_result  # noqa: E402
 
-BENCH = Path(__file__).resolve().parents[1].parent / "shared" / "bench"
+BENCH = bench_root()
 CALIBRATION = ("orrin-train", "squad-1-3", "hotpotqa-1-50", "realdocs-calibration")
 REPORTED = ("orrin", "squad-4-5", "hotpotqa-51-100", "realdocs-report")
 

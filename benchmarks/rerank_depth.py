@@ -34,23 +34,15 @@ from pathlib import Path
 
 import numpy as np
 
+from common import bench_root
+
 RESULTS = Path(__file__).parent / "results"
 
 
-def main() -> int:
-    import torch
-
-    from ragline.components import build
-    from ragline.eval.datasets import load_beir
-    from ragline.eval.metrics import evaluate, mean_scores
-    from ragline.eval.stats import compare
-    from ragline.index.store import IndexSettings
-    from ragline.ingest.pipeline import IngestConfig, build_index
-    from ragline.retrieve.base import hits_for
-    from ragline.retrieve.rerank_cross import interpolated
-
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line (see the module docstring)."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--dataset", default=str(Path(__file__).resolve().parents[2] / "shared" / "bench" / "scifact"))
+    p.add_argument("--dataset", default=str(bench_root() / "scifact"))
     p.add_argument("--split", default="test")
     p.add_argument("--first", default="hybrid", help="first-stage retriever spec (hybrid)")
     p.add_argument("--model", default="trained:scifact")
@@ -71,7 +63,22 @@ def main() -> int:
         action="store_true",
         help="the trained model's dev queries (cut from train with its card's seed): for choosing N and w",
     )
-    args = p.parse_args()
+    return p.parse_args(argv)
+
+
+def main() -> int:
+    import torch
+
+    from ragline.components import build
+    from ragline.eval.datasets import load_beir
+    from ragline.eval.metrics import evaluate, mean_scores
+    from ragline.eval.stats import compare
+    from ragline.index.store import IndexSettings
+    from ragline.ingest.pipeline import IngestConfig, build_index
+    from ragline.retrieve.base import hits_for
+    from ragline.retrieve.rerank_cross import interpolated
+
+    args = parse_args()
     torch.set_num_threads(args.threads)
     depths = sorted(int(d) for d in args.depths.split(","))
     weights = [float(w) for w in args.weights.split(",")]

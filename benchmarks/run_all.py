@@ -11,18 +11,13 @@ one-off comparison of context prompts.
 from __future__ import annotations
 
 import argparse
-import os
-import shlex
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-BENCH = Path(os.environ.get("RAGLINE_BENCH") or ROOT.parent / "shared" / "bench")
+from common import ROOT, command_argv
+
 RESULTS = ROOT / "benchmarks" / "results"
-PY = sys.executable
-RAGLINE = [PY, "-m", "ragline"]
 
 
 LEGS = "--retriever bm25 --retriever dense --retriever hybrid"
@@ -192,12 +187,7 @@ PLAN: dict[str, tuple[str, str | None]] = {
 
 def steps() -> dict[str, tuple[list[str], str | None]]:
     """Name -> (argv, result file stem or None), in an order that builds each step's input first."""
-    runners = {"ragline": RAGLINE, "python": [PY]}
-    out = {}
-    for name, (command, result) in PLAN.items():
-        program, *rest = shlex.split(command.replace("{bench}", str(BENCH)))
-        out[name] = ([*runners[program], *rest], name if result == SAME_NAME else result)
-    return out
+    return {name: (command_argv(cmd), name if result == SAME_NAME else result) for name, (cmd, result) in PLAN.items()}
 
 
 def main() -> int:

@@ -40,6 +40,8 @@ from typing import Any
 
 import numpy as np
 
+from common import bench_root
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "scale_out.json"
 
@@ -75,7 +77,7 @@ def compare_stores(name: str, server: str) -> dict[str, Any]:
     from ragline.store.embedded import EmbeddedCollection
     from ragline.store.evaluate import evaluate_on_store
 
-    bench = Path(os.environ.get("RAGLINE_BENCH") or ROOT.parent / "shared" / "bench")
+    bench = bench_root()
     dataset = load_dataset(bench / name)
     config = load_config("default")
     config = dataclasses.replace(config, ingest=dataclasses.replace(config.ingest, chunker="none", context="none"))
@@ -146,7 +148,7 @@ def ray_throughput(docs: int, workers_list: list[int], scratch: Path) -> dict[st
     from ragline.ingest.pipeline import IngestConfig, chunk_documents
     from ragline.models import CachedEmbedder, EmbeddingCache, load_embedder
 
-    bench = Path(os.environ.get("RAGLINE_BENCH") or ROOT.parent / "shared" / "bench")
+    bench = bench_root()
     corpus = load_dataset(bench / "scifact").corpus[:docs]
     source = scratch / "scifact_part.jsonl"
     with open(source, "w", encoding="utf-8") as out:

@@ -27,9 +27,26 @@ import json
 import sys
 from pathlib import Path
 
-from common import elapsed, log
+from common import bench_root, elapsed, log
 
 RESULTS = Path(__file__).parent / "results"
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line (see the module docstring)."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--dataset", default=str(bench_root() / "scifact"))
+    p.add_argument("--queries", choices=("dev", "train"), default="dev")
+    p.add_argument("--dev-model", default="trained:scifact-embedder", help="the trained model whose dev slice to use")
+    p.add_argument("--embedders", default="minilm,trained:scifact-embedder", help="dense legs, comma-separated")
+    p.add_argument("--depth", type=int, default=100, help="candidates per leg (the hybrid's default)")
+    p.add_argument("--bm25-grid", action="store_true", help="BM25 alone over a k1 x b grid and title weights")
+    p.add_argument("--k1", type=float, default=0.9)
+    p.add_argument("--b", type=float, default=0.4)
+    p.add_argument("--weights", default="0.5,0.75,1.0,1.25,1.5", help="dense-leg weights tried (BM25 weight 1)")
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--tag", default="")
+    return p.parse_args(argv)
 
 
 def main() -> int:
@@ -46,19 +63,7 @@ def main() -> int:
     from ragline.train.data import train_dev_split
     from ragline.train.models import read_card, resolve_model
 
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--dataset", default=str(Path(__file__).resolve().parents[2] / "shared" / "bench" / "scifact"))
-    p.add_argument("--queries", choices=("dev", "train"), default="dev")
-    p.add_argument("--dev-model", default="trained:scifact-embedder", help="the trained model whose dev slice to use")
-    p.add_argument("--embedders", default="minilm,trained:scifact-embedder", help="dense legs, comma-separated")
-    p.add_argument("--depth", type=int, default=100, help="candidates per leg (the hybrid's default)")
-    p.add_argument("--bm25-grid", action="store_true", help="BM25 alone over a k1 x b grid and title weights")
-    p.add_argument("--k1", type=float, default=0.9)
-    p.add_argument("--b", type=float, default=0.4)
-    p.add_argument("--weights", default="0.5,0.75,1.0,1.25,1.5", help="dense-leg weights tried (BM25 weight 1)")
-    p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--tag", default="")
-    args = p.parse_args()
+    args = parse_args()
     torch.set_num_threads(args.threads)
 
     dataset = load_beir(args.dataset, "train")

@@ -37,7 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from common import log, peak_rss_gib, print_result, write_result  # noqa: E402
+from common import bench_root, log, peak_rss_gib, print_result, write_result  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 CUTOFFS = (5, 20)  # Recall@k of each stage; --cutoff picks the one the paired tests use
@@ -46,7 +46,7 @@ CUTOFFS = (5, 20)  # Recall@k of each stage; --cutoff picks the one the paired t
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--corpus", choices=("scifact", "orrin"), default="scifact")
-    p.add_argument("--dataset", default=str(Path(__file__).resolve().parents[2] / "shared" / "bench" / "scifact"))
+    p.add_argument("--dataset", default=str(bench_root() / "scifact"))
     p.add_argument("--split", default="test")
     p.add_argument("--chunker", default="fixed:size=100,overlap=30", help="orrin: the chunker")
     p.add_argument("--contexts", default="plain,title,llm", help="orrin: the indexes, in stage order")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
 from ragline.eval.experiments import Query, TypeScores, Workload, scorers
 from ragline.index import BM25Params, Index, IndexSettings
@@ -79,3 +80,22 @@ def test_an_outlier_squeezes_min_max_scores() -> None:
     run = {"a": 9.0, "b": 6.0, "c": 3.0}
     squeezed = min_max_normalize({**run, "stuffed": 90.0})
     assert np.isclose(min_max_normalize(run)["b"], 0.5) and squeezed["b"] < 0.05
+
+
+@pytest.mark.models  # embeds four passages with MiniLM
+def test_the_outlier_arm_costs_score_fusion_its_top_hit_and_rrf_nothing() -> None:
+    """The rrf-k experiment's outlier arm: a stuffed document at 10x the best BM25 score joins the BM25 run.
+    Planted fault: the arm fusing the runs without the stuffed document (its rows then equal the plain ones)."""
+    from ragline.eval.experiments import fusion
+
+    small = small_workload()
+    index = Index.create(None, IndexSettings(embedder="minilm", vector_index="flat"))
+    index.add(list(small.index.documents()))
+    index.commit()
+    payload = fusion.run(Workload("small", index, small.queries))
+    plain, stuffed = payload["by_fuser"], payload["outlier"]["by_fuser"]
+    for k in fusion.RRF_KS:  # one rank for the outlier: the document both legs agree on stays first
+        assert stuffed[f"rrf k={k}"]["hit@1"] == plain[f"rrf k={k}"]["all"]["hit@1"] == 1.0
+    for name in ("min_max", "z_score"):  # the outlier squeezes every other normalized BM25 score
+        assert stuffed[name]["hit@1"] < plain[name]["all"]["hit@1"]
+

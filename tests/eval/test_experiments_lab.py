@@ -28,6 +28,8 @@ def test_hit_by_type_recall_needs_every_gold_document() -> None:
 
 
 def test_knowledge_update_follows_the_document_and_the_news_does_not_win() -> None:
+    """Planted fault: the news arm run without restoring the original documents (it then reads the edited ones,
+    answers the new name, and still retrieves every news document among 200): the news arm's answers fail it."""
     payload = knowledge_update.run()
     json.dumps(payload)
     steps = payload["steps"]
@@ -36,9 +38,14 @@ def test_knowledge_update_follows_the_document_and_the_news_does_not_win() -> No
     assert steps["edited"]["rag"]["new"] > 0.9  # the answer follows the edited document
     assert steps["edited"]["documents"] == 160  # replaced in place, nothing added or lost
     assert steps["news added"]["news_retrieved"] == 1.0 and steps["news added"]["documents"] == 200
+    # The news arm: both passages in the top 5, and the reader keeps the old document's answer (not dates).
+    assert steps["news added"]["rag"]["old"] > 0.9 and steps["news added"]["rag"]["new"] < 0.1
+    # Superseded originals dropped before reading: the old name is gone (the news sentence is no answer span).
+    assert steps["old marked superseded"]["rag"]["old"] == 0.0
 
 
 def test_readers_oracle_and_rag_on_a_few_countries_questions() -> None:
+    """Planted fault: a reader that always abstains (every row and sweep point at EM 0) fails here."""
     corpus = build_countries()
     corpus.questions = [q for q in corpus.questions if q.type == "direct"][:6]
     index = Index.create(None, IndexSettings())
@@ -52,6 +59,10 @@ def test_readers_oracle_and_rag_on_a_few_countries_questions() -> None:
     recalls = [row["recall"]["all"]["em"] for row in payload["sweep"]]
     assert [row["k"] for row in payload["sweep"]] == list(readers.SWEEP_KS)
     assert recalls == sorted(recalls)  # a deeper cut never loses a retrieved document
+    # The reader answers: given the gold passage, most direct questions; given BM25's top k, as many as k grows.
+    assert rows["oracle passage"]["by_type"]["all"]["em"] >= 0.5
+    assert all(row["em"]["all"]["em"] >= 0.5 for row in payload["sweep"])
+    assert rows["RAG bm25 k=5"]["by_type"]["all"]["em"] >= 0.5
 
 
 def test_closed_book_sample_keeps_type_shares_and_is_fixed() -> None:

@@ -99,6 +99,9 @@ def test_ordering_items_hold_the_gold_chunk(corpus: Corpus, index: Index) -> Non
 
 
 def test_extractive_curve_computes_and_is_deterministic(corpus: Corpus, tmp_path: Path) -> None:
+    """The extractive reader scores every passage alike, so its curve is high and flat: the gold passage is found
+    at every position. Planted fault: the reader handed only the first source of each context (a curve that is
+    right at position 1 and 0 elsewhere, which the shape checks alone accepted)."""
     readers = [position.ReaderRun("extractive:top_k=5", questions=6, match="em")]
     payload = position.run(corpus, readers, k=5, seed=3)
     again = position.run(corpus, readers, k=5, seed=3)
@@ -106,6 +109,8 @@ def test_extractive_curve_computes_and_is_deterministic(corpus: Corpus, tmp_path
     curve = result["positions"]
     assert curve["n"] == 6 and len(curve["accuracy"]) == 5
     assert all(0.0 <= a <= 1.0 for a in curve["accuracy"])
+    assert min(curve["accuracy"]) >= 0.5  # the gold passage is in every context and the reader finds it
+    assert max(curve["accuracy"]) - min(curve["accuracy"]) <= 1 / 6 + 1e-9  # at most one question moves
     assert len(curve["outcomes"]) == 6 and all(len(row) == 5 for row in curve["outcomes"].values())
     assert set(result["orderings"]) >= {"rank", "ends", "reverse", "n"}
     assert curve["outcomes"] == again["readers"]["extractive:top_k=5"]["positions"]["outcomes"]

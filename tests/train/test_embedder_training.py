@@ -14,7 +14,7 @@ from ragline.cli import main
 from ragline.errors import IndexMismatchError, ModelError
 from ragline.eval.datasets import load_beir
 from ragline.train.embedder import EmbedderTraining, dev_pool, train_embedder
-from train.tiny_beir import write_tiny_beir
+from train.tiny_beir import encoder_change, write_tiny_beir
 
 pytest.importorskip("sentence_transformers")
 
@@ -37,6 +37,8 @@ def _vectors() -> np.ndarray:
 
 
 def test_same_seed_same_model_and_interrupted_run_resumes(tiny: Path, tmp_path: Path, monkeypatch):
+    """Also: the saved model's transformer weights moved from MiniLM's. Planted fault: the training loop's
+    ``optimizer.step()`` removed (reproducible, resumable, and never trained: the old checks all passed)."""
     monkeypatch.setenv("RAGLINE_CACHE", str(tmp_path / "a"))
     first = train_embedder(tiny, "tiny", TINY, progress=False)
     assert first["kind"] == "embedder" and first["steps"] == 4 and first["dev_queries"] == 4
@@ -44,6 +46,7 @@ def test_same_seed_same_model_and_interrupted_run_resumes(tiny: Path, tmp_path: 
     assert len(first["dev"]["history"]) == 3 and first["seconds"] > 0
     folder = tmp_path / "a" / "models" / "tiny"
     assert json.loads((folder / "card.json").read_text())["dev"]["best"] == first["dev"]["best"]
+    assert encoder_change(folder) > 1e-6  # the optimizer stepped
     vectors_a = _vectors()
 
     # The same run again, interrupted after its first checkpoint (step 2), then started again.

@@ -14,7 +14,7 @@ from ragline.eval.datasets import load_beir
 from ragline.train.data import mine_examples, split_dev
 from ragline.train.models import resolve_model
 from ragline.train.reranker import RerankerTraining, train_reranker
-from train.tiny_beir import write_tiny_beir
+from train.tiny_beir import encoder_change, write_tiny_beir
 
 pytest.importorskip("sentence_transformers")
 
@@ -57,11 +57,14 @@ def test_mined_negatives_never_include_a_judged_document(tiny: Path):
 
 
 def test_same_seed_same_model_and_interrupted_run_resumes(tiny: Path, tmp_path: Path, monkeypatch):
+    """Also: the saved model's transformer weights moved from MiniLM's. Planted fault: the training loop's
+    ``optimizer.step()`` removed (reproducible, resumable, and never trained: the old checks all passed)."""
     monkeypatch.setenv("RAGLINE_CACHE", str(tmp_path / "a"))
     first = train_reranker(tiny, "tiny", TINY, progress=False)
     assert first["steps"] == 4 and first["dev_queries"] == 2 and first["train_queries"] == 6
     folder = Path(resolve_model("trained:tiny"))
     assert folder == tmp_path / "a" / "models" / "tiny"
+    assert encoder_change(folder) > 1e-6  # the optimizer stepped
     assert json.loads((folder / "card.json").read_text())["dev"]["best"] == first["dev"]["best"]
 
     # The same run again, interrupted after its first checkpoint (step 2), then started again.

@@ -44,3 +44,27 @@ def write_tiny_beir(root: Path) -> Path:
     (root / "qrels" / "train.tsv").write_text("query-id\tcorpus-id\tscore\n" + rows)
     (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + rows)
     return root
+
+
+def encoder_change(trained: Path, base: str = "minilm") -> float:
+    """The largest change of any transformer-layer weight between a trained model's folder and its base model.
+
+    Keys are matched by their path below ``encoder.`` (a cross-encoder saves them under ``bert.``); 0.0 means
+    training never moved the weights (an optimizer that never stepped)."""
+    import numpy as np
+    from safetensors.numpy import load_file
+
+    from ragline.train.models import resolve_model
+
+    def layers(folder: Path) -> dict[str, np.ndarray]:
+        tensors: dict[str, np.ndarray] = {}
+        for path in sorted(Path(folder).rglob("*.safetensors")):
+            for key, value in load_file(str(path)).items():
+                if "encoder.layer." in key:
+                    tensors[key[key.index("encoder.layer."):]] = value
+        return tensors
+
+    ours, theirs = layers(trained), layers(Path(resolve_model(base, "embedder")))
+    shared = sorted(set(ours) & set(theirs))
+    assert shared, f"no transformer layer in common between {trained} and {base}"
+    return max(float(np.abs(ours[k].astype(np.float64) - theirs[k].astype(np.float64)).max()) for k in shared)

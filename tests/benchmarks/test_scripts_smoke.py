@@ -1,0 +1,95 @@
+"""Smoke runs of the benchmark scripts behind BENCHMARKS.md on tiny inputs: each runs as its command does
+(a subprocess from the repository root) and its JSON states the fact the script exists to measure."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run(script: str, *args: str, bench: Path | None = None) -> dict:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    if bench is not None:
+        env["RAGLINE_BENCH"] = str(bench)
+    done = subprocess.run([sys.executable, f"benchmarks/{script}.py", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=900)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout[done.stdout.index("{") :])
+
+
+@pytest.mark.slow
+def test_agent_error_accumulation_the_self_check_keeps_chains_alive(tmp_path: Path) -> None:
+    """Planted fault: ``chain_succeeds`` ignoring its ``self_check`` argument (both columns then follow
+    (1 - e)^n and the check's gain disappears)."""
+    report = _run("agent_error_accumulation", "--chains", "100", "--out", str(tmp_path / "r.json"),
+                  "--plot", str(tmp_path / "r.png"))  # fmt: skip
+    rows = report["rows"]
+    assert rows and all(r["theory"] == round((1 - r["e"]) ** r["n"], 4) for r in rows)
+    assert report["right_answers_rejected_by_check"] == 0.0 and report["wrong_runner_ups_rejected_by_check"] > 0.5
+    gain = sum(r["with_check"] - r["without_check"] for r in rows) / len(rows)
+    assert gain > 0.05
+    assert (tmp_path / "r.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.slow
+def test_agent_equal_budget_never_hands_on_more_than_the_budget(bench: Path) -> None:
+    """Three held-out HotpotQA questions, BM25. Planted fault: the B = 10 arm run with hop_k 6 + 5 (a split that
+    overspends its budget)."""
+    report = _run("agent_equal_budget", str(bench / "hotpotqa_train_hipporag_100"), "--first", "97", bench=bench)
+    assert report["questions"] == 3 and report["split"] == "held out"
+    assert set(report["budgets"]) == {"10", "5"}
+    for budget, row in report["budgets"].items():
+        assert sum(row["split"]) == int(budget)
+        assert 0.0 <= row["iterative_all_gold"] <= 1.0 and 0.0 <= row["single_all_gold"] <= 1.0
+        assert row["delta"] == pytest.approx(row["iterative_all_gold"] - row["single_all_gold"])
+
+
+@pytest.mark.slow
+def test_injection_firewall_flags_hostile_dev_passages_and_keeps_benign_ones() -> None:
+    """The dev split (the test split is reported once). Planted fault: the detector's threshold above every score
+    (nothing flagged)."""
+    report = _run("injection_firewall", "--split", "dev")
+    assert report["split"] == "dev" and report["hostile"] > 0 and report["benign"] > 0
+    assert report["hostile_flagged"] >= 0.9 and report["benign_quarantined"] == 0.0
+    ext = report["extractive"]
+    assert ext["with_firewall"]["attack_success"] <= ext["without_firewall"]["attack_success"]
+
+
+@pytest.mark.slow  # about 15 s of CPU: four indexes of the two training worlds
+def test_agent_hop_check_keeps_every_right_bridge_and_rejects_more_wrong_ones_as_the_threshold_rises() -> None:
+    """The table the shipped ``hop_coverage`` was chosen from. Planted fault: the support check built without
+    the threshold (``SupportCheck(min_coverage=t)`` dropped): every threshold then rejects the same candidates."""
+    from ragline.agent.loop import HOP_COVERAGE
+
+    report = _run("agent_hop_check")
+    total = {float(t): row for t, row in report["total"].items()}
+    assert report["columns"] == ["right kept", "right total", "wrong rejected", "wrong total"]
+    thresholds = sorted(total)
+    assert all(total[t][0] == total[t][1] > 0 for t in thresholds if t <= HOP_COVERAGE)  # no right bridge lost
+    rejected = [total[t][2] for t in thresholds]
+    assert rejected == sorted(rejected) and rejected[-1] > rejected[0]
+    assert total[max(t for t in thresholds if t <= HOP_COVERAGE)][2] > total[thresholds[0]][3] / 2
+
+
+@pytest.mark.slow  # about 10 s of CPU: the shipped agent at 11 thresholds x 2 policies on two training worlds
+def test_agent_threshold_sweep_moves_the_agent_from_answering_to_abstaining(tmp_path: Path) -> None:
+    """Planted fault: the sweep's threshold not handed to the agent (every row then the shipped agent's)."""
+    report = _run("agent_threshold_sweep", "--out", str(tmp_path / "s.json"), "--plot", str(tmp_path / "s.png"))
+    assert set(report["worlds"]) == {"orrin_train", "countries_train"}
+    for rows in report["worlds"].values():
+        assert len(rows) == 22 and {r["policy"] for r in rows} == {"read", "abstain"}
+        for r in rows:
+            assert r["correct"] + r["wrong"] + r["abstained"] == pytest.approx(1.0, abs=1e-3)
+        at = {(r["policy"], r["threshold"]): r for r in rows}
+        assert at[("abstain", 1.0)]["abstained"] == 1.0  # no passage passes a grader threshold of 1
+        assert at[("abstain", 0.0)]["abstained"] < 1.0
+    orrin = {(r["policy"], r["threshold"]): r for r in report["worlds"]["orrin_train"]}
+    assert orrin[("read", 0.5)]["correct"] == 1.0  # the shipped threshold: 14 / 14 on the Orrin training world
+    assert (tmp_path / "s.png").read_bytes()[:4] == b"\x89PNG"
