@@ -1,0 +1,52 @@
+"""``pip install`` of the built wheel beside an application's own versions of numpy, rich and PyYAML.
+
+Each case is a new, empty virtualenv (nothing layered under it) that first gets other versions of the three
+inside pyproject.toml's ranges, then the wheel, its runtime dependencies resolved from the package registry.
+pip must keep the three as they were, and the install must run: BM25 indexing and search need no extra.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from .wheel import build_wheel, clean_env, make_venv, pip
+
+CASES = [
+    {"numpy": "2.2.6", "rich": "14.0.0", "PyYAML": "6.0.1"},
+    {"numpy": "2.3.5", "rich": "14.2.0", "PyYAML": "6.0.2"},
+]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_wheel(tmp_path_factory.mktemp("dist"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("versions", CASES, ids=lambda v: "-".join(f"{k}{v[k]}" for k in v))
+def test_installing_the_wheel_keeps_the_applications_versions(wheel: Path, tmp_path: Path, versions) -> None:
+    """Planted fault: `numpy>=2.4.6` as the lower bound (the exact pin it replaced) made pip upgrade numpy
+    2.2.6 in the first case, and this test fail."""
+    python = make_venv(tmp_path / "venv")
+    pip(python, "install", *(f"{k}=={v}" for k, v in versions.items()))
+    pip(python, "install", str(wheel))
+    check = "import importlib.metadata as m, json, sys; print(json.dumps({n: m.version(n) for n in sys.argv[1:]}))"
+    installed = subprocess.run(
+        [str(python), "-c", check, *versions], env=clean_env(), check=True, capture_output=True, text=True
+    ).stdout
+    assert json.loads(installed) == versions
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "leave.md").write_text("# Annual leave\n\nEvery employee has 27 days of annual leave a year.\n")
+    ragline = str(tmp_path / "venv/bin/ragline")
+    for argv in (
+        [ragline, "index", "./docs", "--embedder", "none"],
+        [ragline, "search", "annual leave days", "--output", "json"],
+    ):
+        done = subprocess.run(argv, cwd=tmp_path, env=clean_env(), capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, (argv, done.stderr[-2000:])
+    assert json.loads(done.stdout)["hits"][0]["doc_id"] == "leave"
