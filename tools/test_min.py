@@ -35,7 +35,7 @@ def main() -> int:
         python = make_venv(work / "venv", overlay=True)
         print(f"installing the lower bounds into {work / 'venv'}: {', '.join(f'{k}=={v}' for k, v in lower.items())}")
         pip(python, "install", "-r", str(ROOT / "constraints-min.txt"))
-        pip(python, "install", "--no-deps", str(wheel))
+        pip(python, "install", "--no-deps", "--ignore-installed", str(wheel))  # leaves the base ragline alone
         check = "import importlib.metadata as m, json, sys; print(json.dumps({n: m.version(n) for n in sys.argv[1:]}))"
         seen = subprocess.run(
             [str(python), "-c", check, *lower], env=clean_env(), check=True, capture_output=True, text=True

@@ -71,7 +71,7 @@ def test_ragline_demo_runs_from_the_wheel_installed_in_a_new_virtualenv(wheel: P
     ``default``; ``ragline`` imported from the checkout instead of the install fails the path check.
     """
     python = make_venv(tmp_path / "venv", overlay=True)
-    pip(python, "install", "--no-deps", "--no-index", str(wheel))
+    pip(python, "install", "--no-deps", "--no-index", "--ignore-installed", str(wheel))  # never the base one
     where = subprocess.run(
         [str(python), "-c", "import ragline, ragline.config as c; print(ragline.__file__); print(c._shipped())"],
         cwd=tmp_path,

@@ -3,7 +3,8 @@
 A virtualenv made here has no pip of its own: the running interpreter's pip installs into it
 (``pip --python VENV``). ``overlay=True`` adds the running environment's site-packages *after* the new
 venv's own (a ``.pth`` path line: its own ``.pth`` files, an editable ragline's finder among them, are not
-run), so the wheel installed with ``--no-deps`` is the ragline imported, beside the locked dependencies.
+run), so the wheel installed with ``--no-deps`` is the ragline imported, beside the locked dependencies
+(installed with ``--ignore-installed`` too, so that pip never uninstalls the running environment's ragline).
 """
 
 from __future__ import annotations
