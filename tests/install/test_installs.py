@@ -14,17 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from .wheel import build_wheel, clean_env, make_venv, pip
+from .wheel import clean_env, make_venv, pip
 
 CASES = [
     {"numpy": "2.2.6", "rich": "14.0.0", "PyYAML": "6.0.1"},
     {"numpy": "2.3.5", "rich": "14.2.0", "PyYAML": "6.0.2"},
 ]
-
-
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_wheel(tmp_path_factory.mktemp("dist"))
 
 
 @pytest.mark.slow

