@@ -1,4 +1,4 @@
-"""``ragline demo`` (and ``make demo``): the Orrin Grid knowledge base indexed, searched, answered with citations, measured.
+"""``ragline demo`` (and ``make demo``): the Orrin Grid knowledge base indexed, searched, answered, measured.
 
 1. Builds (once; cached) the built-in index: 100-word chunks with breadcrumbs, BM25 + MiniLM.
 2. One question of each type, asked as its user (ACL filter inside retrieval): the top sources, the
