@@ -9,7 +9,6 @@ virtualenv's own site-packages: only the runtime dependencies are at their lower
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 import sys
@@ -19,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from install.wheel import build_wheel, clean_env, make_venv, pip  # noqa: E402
+from install.wheel import build_wheel, clean_env, imported_from, make_venv, pip, versions  # noqa: E402
 
 
 def pins(path: Path) -> dict[str, str]:
@@ -36,21 +35,11 @@ def main() -> int:
         print(f"installing the lower bounds into {work / 'venv'}: {', '.join(f'{k}=={v}' for k, v in lower.items())}")
         pip(python, "install", "-r", str(ROOT / "constraints-min.txt"))
         pip(python, "install", "--no-deps", "--ignore-installed", str(wheel))  # leaves the base ragline alone
-        check = "import importlib.metadata as m, json, sys; print(json.dumps({n: m.version(n) for n in sys.argv[1:]}))"
-        seen = subprocess.run(
-            [str(python), "-c", check, *lower], env=clean_env(), check=True, capture_output=True, text=True
-        ).stdout
-        print("imported:", seen.strip())
-        assert json.loads(seen) == lower, f"not the lower bounds: {seen}"
-        where = subprocess.run(
-            [str(python), "-c", "import numpy, ragline; print(numpy.__file__, ragline.__file__)"],
-            cwd=work,
-            env=clean_env(),
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout.split()
-        assert all(Path(p).is_relative_to(work / "venv") for p in where), where
+        seen = versions(python, list(lower))
+        print("imported:", seen)
+        assert seen == lower, f"not the lower bounds: {seen}"
+        where = imported_from(python, ["numpy", "ragline"], work)
+        assert all(p.is_relative_to(work / "venv") for p in where), where
         done = subprocess.run(
             [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow and not models"],
             cwd=ROOT,

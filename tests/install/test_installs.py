@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from .wheel import clean_env, make_venv, pip
+from .wheel import versions as installed_versions
 
 CASES = [
     {"numpy": "2.2.6", "rich": "14.0.0", "PyYAML": "6.0.1"},
@@ -23,19 +24,15 @@ CASES = [
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("versions", CASES, ids=lambda v: "-".join(f"{k}{v[k]}" for k in v))
-def test_installing_the_wheel_keeps_the_applications_versions(wheel: Path, tmp_path: Path, versions) -> None:
+@pytest.mark.parametrize("wanted", CASES, ids=lambda v: "-".join(f"{k}{v[k]}" for k in v))
+def test_installing_the_wheel_keeps_the_applications_versions(wheel: Path, tmp_path: Path, wanted) -> None:
     """Planted faults: `numpy>=2.4.6` as the lower bound (the exact pin it replaced) makes pip upgrade numpy
     2.2.6; faiss imported when the index module loads (as before ``lazy_module(..., install=)``) failed
     `ragline index` here with "No module named 'faiss'"."""
     python = make_venv(tmp_path / "venv")
-    pip(python, "install", *(f"{k}=={v}" for k, v in versions.items()))
+    pip(python, "install", *(f"{k}=={v}" for k, v in wanted.items()))
     pip(python, "install", str(wheel))
-    check = "import importlib.metadata as m, json, sys; print(json.dumps({n: m.version(n) for n in sys.argv[1:]}))"
-    installed = subprocess.run(
-        [str(python), "-c", check, *versions], env=clean_env(), check=True, capture_output=True, text=True
-    ).stdout
-    assert json.loads(installed) == versions
+    assert installed_versions(python, list(wanted)) == wanted
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "leave.md").write_text("# Annual leave\n\nEvery employee has 27 days of annual leave a year.\n")

