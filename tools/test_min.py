@@ -9,6 +9,7 @@ virtualenv's own site-packages: only the runtime dependencies are at their lower
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -43,7 +44,8 @@ def main() -> int:
         done = subprocess.run(
             [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow and not models"],
             cwd=ROOT,
-            env=clean_env(),
+            # the extras' programs (milvus-lite's server) live beside the running interpreter
+            env=clean_env(PATH=f"{work / 'venv/bin'}:{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"),
         )
         return done.returncode
 
