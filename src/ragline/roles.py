@@ -70,6 +70,8 @@ class Expander(Protocol):
 class ReaderRole(Protocol):
     """Answers a question from a context alone, citing its numbered sources."""
 
+    name: str  # the reader's name in results and provenance
+
     def read(self, question: str, context: Context) -> Answer: ...
 
     def stream(self, question: str, context: Context) -> Iterator[str | Answer]: ...

@@ -24,6 +24,18 @@ def document_id_of(unit_id: str, metadata: Metadata | None = None) -> str:
     return head if sep and tail.isdigit() else unit_id
 
 
+def section_below_title(title: str, section: list[str] | None) -> list[str]:
+    """A chunk's heading path without its first heading when that repeats the document's title.
+
+    A Markdown document's ``# Title`` heads every section path, so "Title > Title > Limits" would say the
+    title twice wherever the title and the path are shown together (breadcrumbs, sources).
+    """
+    path = [str(p) for p in section or []]
+    if path and title and path[0].strip().casefold() == title.strip().casefold():
+        return path[1:]
+    return path
+
+
 def content_hash(text: str) -> str:
     """SHA-256 of a text, the key of change detection and of every cache."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -189,7 +189,8 @@ class ExtractiveReader:
             else:
                 details["reason"] = "no candidate of the expected type"
             return Answer("", True, [], self.name, details)
-        chosen, verdict = best, None
+        chosen: Candidate | None = best
+        verdict = None
         if self.support != "off":
             chosen = None
             for candidate in ranked:
@@ -205,6 +206,7 @@ class ExtractiveReader:
                                score=best.score, candidate=best.text, coverage=first.coverage)  # fmt: skip
                 return Answer("", True, [], self.name, details)
             details.update(coverage=verdict.coverage, support=verdict.reason)  # type: ignore[union-attr]
+        assert chosen is not None  # best, past the early return; a checked candidate, past the second
         # The span is a substring of the chunk; ``supported`` says whether its sentence answers the question.
         citation = Citation(chosen.n, document_id(chosen.hit), chosen.hit.doc_id, chosen.hit.title, chosen.hit.text,
                             verdict.supported if verdict is not None else True)  # fmt: skip

@@ -39,11 +39,14 @@ from ragline.errors import ConfigError
 from ragline.index.bm25 import BM25Params
 from ragline.index.filters import FilterLike, restrict
 from ragline.index.store import Index
-from ragline.retrieve.base import empty_query_reason, hits_for
+from ragline.retrieve.base import Retriever, empty_query_reason, hits_for
 from ragline.retrieve.fusion import fuse, rank
 from ragline.retrieve.registry import build_retriever
 from ragline.retrieve.transforms import rank_query, weighted_queries
+from ragline.roles import Compressor, Expander, Guard, QueryTransform, ReaderRole, Reranker
 from ragline.types import Answer, Hit
+
+LLMLike = Any  # a ragline.models.llm backend (local llama.cpp, an OpenAI-compatible server, a cached one)
 
 
 def closed_after(pieces: Iterator[Any]) -> AbstractContextManager[Iterator[Any]]:
@@ -91,7 +94,7 @@ class LLMReader(Reader):
 
     name = "llm"
 
-    def __init__(self, model: str | None = None, max_tokens: int = 128, llm: Any = None) -> None:
+    def __init__(self, model: str | None = None, max_tokens: int = 128, llm: LLMLike | None = None) -> None:
         if llm is None:
             from ragline.models.llm import CachedLLM, load_llm
 
@@ -125,7 +128,7 @@ class LLMReader(Reader):
         return {"name": self.name, "model": self.llm.id, "max_tokens": self.max_tokens}
 
 
-def build_reader(spec: str | Mapping[str, Any], llm: Any = None) -> Reader:
+def build_reader(spec: str | Mapping[str, Any], llm: LLMLike | None = None) -> Reader:
     """A registered reader: ``extractive[:threshold=...]`` or ``llm[:model=SPEC,max_tokens=N]``.
 
     ``llm`` passes an already built model to readers that take one.
@@ -162,21 +165,21 @@ class RAGPipeline:
     """
 
     index: Index
-    reader: Reader | None
-    retriever: Any = "hybrid"  # a spec or a built retriever
+    reader: ReaderRole | None
+    retriever: str | Mapping[str, Any] | Retriever = "hybrid"  # a spec or a built retriever
     k: int = 5
     budget: int = 1500
     order: str = "rank"
-    transforms: Sequence[Any] = ()
+    transforms: Sequence[QueryTransform] = ()
     transform_fuser: str = "rrf"
-    reranker: Any = None
+    reranker: Reranker | None = None
     rerank_depth: int = 50
-    expander: Any = None
-    guard: Any = None  # screens hits for injected instructions before the reader (ragline.roles.Guard)
-    compressor: Any = None  # keeps each hit's best sentences before the context (ragline.roles.Compressor)
+    expander: Expander | None = None
+    guard: Guard | None = None  # screens hits for injected instructions before the reader
+    compressor: Compressor | None = None  # keeps each hit's best sentences before the context
     compress_budget: int = 200
     versions: VersionPolicy | str = "current"  # which versions retrieval may return (ragline.answer.version_policy)
-    retriever_obj: Any = field(init=False, repr=False)
+    retriever_obj: Retriever = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.versions = VersionPolicy.parse(self.versions)
@@ -184,7 +187,9 @@ class RAGPipeline:
         self.retriever_obj = build_retriever(spec, self.index) if isinstance(spec, (str, Mapping)) else spec
 
     @classmethod
-    def from_config(cls, config: PipelineConfig, index: Index, llm: Any = None, reader: bool = True) -> RAGPipeline:
+    def from_config(
+        cls, config: PipelineConfig, index: Index, llm: LLMLike | None = None, reader: bool = True
+    ) -> RAGPipeline:
         """Every component of ``config`` built over ``index`` (``llm``: a model the reader may share).
 
         ``reader=False`` (or ``reader = "none"`` in the config) builds retrieval only: ``rank`` and
@@ -327,8 +332,13 @@ class RAGPipeline:
 
     def config(self) -> dict[str, Any]:
         reader = self.reader.config() if self.reader is not None else None
-        out = {"retriever": self.retriever_obj.config(), "reader": reader, "k": self.k,
-               "budget": self.budget, "order": self.order}  # fmt: skip
+        out: dict[str, Any] = {
+            "retriever": self.retriever_obj.config(),
+            "reader": reader,
+            "k": self.k,
+            "budget": self.budget,
+            "order": self.order,
+        }
         if self.transforms:
             out["transforms"] = [t.config() for t in self.transforms]
             out["transform_fuser"] = self.transform_fuser

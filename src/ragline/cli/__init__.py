@@ -20,7 +20,7 @@ from ragline.progress import stderr
 
 COMMANDS = (
     "index", "search", "info", "status", "evaluate", "ask", "corpus", "experiment", "explain", "train", "serve", "keys",
-    "doctor", "mcp",
+    "doctor", "mcp", "demo",
 )
 # The name a user types -> the module of that sub-command.
 COMMAND_NAMES = {**{name: name for name in COMMANDS if name != "evaluate"}, "eval": "evaluate"}
@@ -31,6 +31,7 @@ examples:
   ragline search "remote work allowance" --filter "acl in [all, hr]"
   ragline ask "How much is the remote work allowance?" --groups all,hr
   ragline info
+  ragline demo                              the built-in Orrin Grid knowledge base, end to end
   ragline eval ../shared/bench/scifact --retriever bm25 --split test --output json
 
 The index directory is --index, else $RAGLINE_INDEX, else ./ragline-index. `ragline index` cuts documents

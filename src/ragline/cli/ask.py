@@ -27,6 +27,7 @@ from ragline.index import Index
 from ragline.progress import stderr
 from ragline.provenance import provenance as make_provenance
 from ragline.text import Analyzer
+from ragline.types import section_below_title
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
@@ -110,7 +111,7 @@ def print_answer(console: Console, answer: Any, context: Any, analyzer: Analyzer
     terms = set(analyzer(question))
     for source in context.sources:
         hit = source.hit
-        section = " > ".join(hit.metadata.get("section") or [])
+        section = " > ".join(section_below_title(hit.title, hit.metadata.get("section")))
         console.print(
             Text.assemble(
                 f"[{source.n}] ",

@@ -54,8 +54,9 @@ from ragline.index.vector_config import (
 )
 from ragline.lazy import lazy_module
 
-# Loaded at the first faiss call: a BM25-only search opens an index without paying for faiss.
-faiss = lazy_module("faiss")
+# Loaded at the first faiss call: a BM25-only search opens an index without paying for faiss, and runs
+# without it (faiss-cpu comes with the `dense` extra).
+faiss = lazy_module("faiss", install="vector search needs faiss-cpu: pip install 'ragline[dense]'")
 
 
 __all__ = [

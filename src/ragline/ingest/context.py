@@ -32,7 +32,7 @@ import numpy as np
 
 from ragline.components import build, register, spec_of
 from ragline.errors import ConfigError
-from ragline.types import Document
+from ragline.types import Document, section_below_title
 
 if TYPE_CHECKING:
     from ragline.models.embedders import Embedder
@@ -84,10 +84,7 @@ class BreadcrumbContextualizer(PrefixContextualizer):
 
 
 def breadcrumb(title: str, section: list[str]) -> str:
-    path = list(section)
-    if path and title and path[0].strip().casefold() == title.strip().casefold():
-        path = path[1:]
-    parts = [p for p in (title, *path) if p]
+    parts = [p for p in (title, *section_below_title(title, section)) if p]
     return f"[{' > '.join(parts)}]" if parts else ""
 
 

@@ -15,6 +15,7 @@ from ragline.errors import FilterSyntaxError, InputError, RaglineError
 from ragline.principals import Principal
 from ragline.server.engine import Engine
 from ragline.server.logs import log
+from ragline.types import section_below_title
 
 MAX_QUESTION = 2000
 
@@ -34,7 +35,8 @@ class ServerSettings:
 
 # -- shapes -----------------------------------------------------------------------------------------
 def section_of(hit: Any) -> str:
-    return " > ".join(hit.metadata.get("section") or [])
+    """The heading path under the hit's title ("" for a chunk under the title alone)."""
+    return " > ".join(section_below_title(hit.title, hit.metadata.get("section")))
 
 
 def hit_json(hit: Any, retriever: str) -> dict[str, Any]:

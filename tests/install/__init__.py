@@ -1,0 +1,1 @@
+"""Tests of the built package: the wheel, its installs, the quickstart."""
