@@ -26,9 +26,9 @@ Every chunk is a :class:`Document` with id ``<doc id>#<n>``, ``text == document.
 exactly, and metadata: the document's own (acl, version, ...; not ``page_starts``), plus ``doc_id``,
 ``parent_id`` (the section id ``<doc id>§<k>`` for chunkers that never cross a heading, else the document
 id), ``start``, ``end``, ``section`` (heading path of the smallest section holding the chunk) and, where the
-loader recorded them, ``page``, ``slide`` or ``sheet`` (where the chunk starts: ``anchors.py``). Whatever the
+loader recorded them, ``page``, ``slide`` or ``sheet`` (where the chunk starts: ``ragline.anchors``). Whatever the
 chunker, a boundary never falls inside a table block: it moves to the block's edge (``tables.py``), so a
-chunk holding a table row holds the table's header too.
+chunk holding a table row holds the table's header too; and a chunk never spans two slides or sheets.
 """
 
 from __future__ import annotations
@@ -40,9 +40,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
+from ragline.anchors import ANCHOR_LISTS, anchors_at, split_at_anchors
 from ragline.components import build, register
 from ragline.errors import ConfigError
-from ragline.ingest.anchors import ANCHOR_LISTS, anchors_at
 from ragline.ingest.markdown import Section, enclosing_section, is_heading_line, section_id, sections_of
 from ragline.ingest.tables import keep_tables_whole
 from ragline.specs import parse_spec
@@ -278,6 +278,7 @@ class Chunker:
         inherited = {k: v for k, v in document.metadata.items() if k not in ANCHOR_LISTS}
         chunks = []
         spans = keep_tables_whole(document.text, self.spans(document.text, sections))  # a row keeps its header
+        spans = split_at_anchors(document.text, document.metadata, spans)  # one slide or sheet a chunk
         for n, (start, end) in enumerate(spans):
             section = enclosing_section(sections, start, end)
             parent = section_id(document.id, section.index) if self.within_sections and section else document.id

@@ -5,7 +5,7 @@ at least two cells that are not numbers or dates; title rows above it join the c
 rows follow in groups of at most 12 rows or about 120 words, **each group opening with the header again**, so a
 chunk that holds a cell holds its column's name and its row's first cells, however wide or long the sheet.
 ``metadata["sheet_starts"]`` and ``metadata["sheet_names"]`` record where each sheet starts, so a chunk's
-``sheet`` (and a citation's) names the sheet it comes from (``anchors.py``); hidden sheets are read too.
+``sheet`` (and a citation's) names the sheet it comes from (``ragline.anchors``); hidden sheets are read too.
 
 Memory stays bounded: the workbook is opened read-only (openpyxl streams the rows of each sheet from the zip,
 cell values only, formulas as their cached results), and the text may grow to at most ``TEXT_PER_BYTE`` times

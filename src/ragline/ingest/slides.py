@@ -5,7 +5,7 @@ the order they are laid out (top to bottom, then left to right): a text frame of
 several as list items (indented by level: slides are bullets); tables as Markdown tables with their header
 (``tables.py``); grouped shapes read inside; then the
 speaker notes under ``## Notes``. ``metadata["slide_starts"]`` records where each slide starts, so a chunk's
-``slide`` (and a citation's) is the slide it comes from (``anchors.py``); ``metadata["slides"]`` the count.
+``slide`` (and a citation's) is the slide it comes from (``ragline.anchors``); ``metadata["slides"]`` the count.
 
 Metadata: ``author``, ``created``, ``modified``; the title is the core title, else the first slide's title, else
 the file name; a sidecar overrides them. Refused, by name: encrypted, legacy ``.ppt``, truncated or corrupt.

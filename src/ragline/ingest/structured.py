@@ -3,7 +3,7 @@
 Every loader writes the text ``markdown.py`` parses (see its docstring): headings as ``#`` lines (so the heading
 tree gives each chunk its breadcrumb), paragraphs and list items as blocks separated by blank lines, tables as
 Markdown tables with their header (``tables.py``). :class:`Blocks` builds that text and records, as it goes,
-where each page, slide or sheet starts (the anchors of ``anchors.py``), and refuses to grow past a cap: a small
+where each page, slide or sheet starts (the anchors of ``ragline.anchors``), and refuses to grow past a cap: a small
 compressed file can expand to a huge text (a zip bomb, or a sheet of a million rows), and a load must stay
 bounded in memory.
 

@@ -18,13 +18,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from ragline.text.tables import table_blocks
+
 ROWS_PER_BLOCK = 12
 WORDS_PER_BLOCK = 120
 MAX_WHOLE_WORDS = 400  # a table block up to this many words is never cut; a longer one only between rows
 
 _SPACE = re.compile(r"\s+")
 _NUMBERISH = re.compile(r"^[\s$€£%+\-.,:/()\d]*\d[\s$€£%+\-.,:/()\dA-Za-z]{0,4}$")
-_RULE = re.compile(r"^\s*\|?(?:\s*:?-{3,}:?\s*\|)+\s*:?-*:?\s*$")
 
 
 def cell_text(value: object) -> str:
@@ -114,27 +115,6 @@ def table_from_grid(grid: Sequence[Sequence[object]], caption: str = "") -> str:
 
 
 # --- keeping table blocks whole in chunks ---------------------------------------------------------------
-
-
-def table_blocks(text: str) -> list[tuple[int, int, list[int]]]:
-    """``(start, end, row_starts)`` of each Markdown table block of ``text``: a header line, its rule line and
-    the ``|`` lines after them, up to a line that is not a table row. ``row_starts`` are the data rows' starts."""
-    blocks = []
-    lines = [(m.start(), m.end(), m.group()) for m in re.finditer(r"[^\n]*", text) if m.start() < len(text)]
-    i = 0
-    while i + 1 < len(lines):
-        start, _, line = lines[i]
-        if line.lstrip().startswith("|") and _RULE.match(lines[i + 1][2]):
-            j = i + 2
-            rows = []
-            while j < len(lines) and lines[j][2].lstrip().startswith("|"):
-                rows.append(lines[j][0])
-                j += 1
-            blocks.append((start, lines[j - 1][1], rows))
-            i = j
-        else:
-            i += 1
-    return blocks
 
 
 def keep_tables_whole(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:

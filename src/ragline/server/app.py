@@ -20,6 +20,7 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
 
 from ragline import __version__
+from ragline.anchors import anchor_of
 from ragline.errors import RaglineError
 from ragline.server.engine import Engine
 from ragline.server.evals import EvalRuns
@@ -235,7 +236,8 @@ def create_app(engine: Engine, keys: KeyRing, settings: ServerSettings | None = 
         return {
             "doc_id": doc_id,
             "title": chunks[0].title,
-            "chunks": [{"chunk_id": c.doc_id, "text": c.text, "section": section_of(c)} for c in chunks],
+            "chunks": [{"chunk_id": c.doc_id, "text": c.text, "section": section_of(c), **anchor_of(c.metadata)}
+                       for c in chunks],
         }
 
     @app.get("/v1/status", tags=["read"])

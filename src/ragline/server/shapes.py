@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragline.anchors import anchor_of
 from ragline.errors import FilterSyntaxError, InputError, RaglineError
 from ragline.server.engine import Engine
 from ragline.server.logs import log
@@ -48,16 +49,19 @@ def hit_json(hit: Any, retriever: str) -> dict[str, Any]:
         "section": section_of(hit),
         "retriever": retriever,
         "text": hit.text,
+        **anchor_of(hit.metadata),
     }
 
 
 def answer_json(engine: Engine, answer: Any, context: Any) -> dict[str, Any]:
     """An answer as the API returns it: text, citations (with the chunk to open), sources, trace."""
+    from ragline.answer.citations import citations_json
+
     trace = answer.details.get("trace")
     out = {
         "answer": answer.text,
         "abstained": answer.abstained,
-        "citations": [c.to_dict() for c in answer.citations],
+        "citations": citations_json(answer.citations, context),
         "attributed": bool(answer.details.get("attributed")),
         "sources": [{**hit_json(s.hit, engine.retrieved_by), "n": s.n} for s in context.sources],
     }

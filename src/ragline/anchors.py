@@ -6,12 +6,16 @@ A loader records where each page, slide or sheet starts in the document's text, 
 own for them. A chunker turns the offsets into the chunk's anchor, ``page`` / ``slide`` (1-based numbers) or
 ``sheet`` (the sheet's name), from where the chunk starts (:func:`anchors_at`); the lists themselves are not
 copied to chunks (``ANCHOR_LISTS``). A citation and a JSON source carry the anchor (:func:`anchor_of`).
+
+A chunk never spans two slides or two sheets (:func:`split_at_anchors` cuts it at the boundary, whatever the
+chunker), so its anchor names all of it: a citation of a cell of sheet "Contacts" says "Contacts", not the sheet
+before it. Pages are not cut that way: a paragraph running on to the next page is one passage.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 # list of start offsets -> the chunk key it gives
@@ -38,6 +42,27 @@ def anchors_at(metadata: Mapping[str, Any], offset: int) -> dict[str, int | str]
     names = metadata.get("sheet_names")
     if at is not None and isinstance(names, list) and at <= len(names):
         out["sheet"] = str(names[at - 1])
+    return out
+
+
+def split_at_anchors(
+    text: str, metadata: Mapping[str, Any], spans: Sequence[tuple[int, int]]
+) -> list[tuple[int, int]]:
+    """``spans`` cut where a slide or sheet starts (each piece stripped of surrounding whitespace); a piece
+    inside one kept before is dropped. Spans of documents without slides or sheets come back as they were."""
+    cuts = sorted({x for key in ("slide_starts", "sheet_starts") for x in metadata.get(key) or [] if x > 0})
+    if not cuts:
+        return list(spans)
+    out: list[tuple[int, int]] = []
+    for start, end in spans:
+        edges = [start, *(x for x in cuts if start < x < end), end]
+        for a, b in zip(edges, edges[1:]):
+            while a < b and text[a].isspace():
+                a += 1
+            while b > a and text[b - 1].isspace():
+                b -= 1
+            if a < b and not any(s <= a and b <= e for s, e in out[-3:]):
+                out.append((a, b))
     return out
 
 
