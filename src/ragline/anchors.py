@@ -7,9 +7,10 @@ own for them. A chunker turns the offsets into the chunk's anchor, ``page`` / ``
 ``sheet`` (the sheet's name), from where the chunk starts (:func:`anchors_at`); the lists themselves are not
 copied to chunks (``ANCHOR_LISTS``). A citation and a JSON source carry the anchor (:func:`anchor_of`).
 
-A chunk never spans two slides or two sheets (:func:`split_at_anchors` cuts it at the boundary, whatever the
+A chunk never spans two pages, slides or sheets (:func:`split_at_anchors` cuts it at the boundary, whatever the
 chunker), so its anchor names all of it: a citation of a cell of sheet "Contacts" says "Contacts", not the sheet
-before it. Pages are not cut that way: a paragraph running on to the next page is one passage.
+before it, and a table on page 2 is cited as page 2. The price: a paragraph running on to the next page is two
+passages.
 """
 
 from __future__ import annotations
@@ -48,9 +49,10 @@ def anchors_at(metadata: Mapping[str, Any], offset: int) -> dict[str, int | str]
 def split_at_anchors(
     text: str, metadata: Mapping[str, Any], spans: Sequence[tuple[int, int]]
 ) -> list[tuple[int, int]]:
-    """``spans`` cut where a slide or sheet starts (each piece stripped of surrounding whitespace); a piece
-    inside one kept before is dropped. Spans of documents without slides or sheets come back as they were."""
-    cuts = sorted({x for key in ("slide_starts", "sheet_starts") for x in metadata.get(key) or [] if x > 0})
+    """``spans`` cut where a page, slide or sheet starts (each piece stripped of surrounding whitespace); a piece
+    inside one kept before is dropped. Spans of documents without anchors come back as they were."""
+    keys = ("page_starts", "slide_starts", "sheet_starts")
+    cuts = sorted({x for key in keys for x in metadata.get(key) or [] if x > 0})
     if not cuts:
         return list(spans)
     out: list[tuple[int, int]] = []

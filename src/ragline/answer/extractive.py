@@ -298,7 +298,8 @@ class ExtractiveReader:
     def _score_row(self, info: QuestionInfo, chunk: _Chunk, row: Row) -> list[Candidate]:
         """The cells of a table row, each read as the sentence "<row's cells> <its column's name>: <cell>".
 
-        A cell's sentence terms are the whole row's (its first cells name the row) and its own column's header;
+        A cell's sentence terms are the whole row's (its first cells name the row), the first column's header (what
+        the rows are: "Team") and its own column's header;
         a cell under a header that names what is asked about ("per diem" for "what is the per diem for ...")
         is adjacent to the noun asked about, and its type fits as a value of that column does (``TABLE_FIT``).
         """
@@ -310,7 +311,8 @@ class ExtractiveReader:
             if cell_start >= cell_end:
                 continue
             header = text[slice(*row.header[j])] if j < len(row.header) else ""
-            sentence = self._sentence(info, chunk, f"{row_text} {header}", cell_start)
+            first = text[slice(*row.header[0])] if row.header and j else ""
+            sentence = self._sentence(info, chunk, f"{row_text} {first} {header}", cell_start)
             header_stems = {self._as_term(self._stems(w), info.terms, forms) for w in WORD.findall(header)}
             names_asked = bool(header_stems & info.terms) or (info.head is not None and info.head in header_stems)
             cell = text[cell_start:cell_end]

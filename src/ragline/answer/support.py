@@ -9,7 +9,8 @@ terms; Wang et al. 2007, Yao et al. 2013) and DrQA's exact-match feature (Chen e
 check on a citation rather than a score. The passage's title, and the Markdown headings above a
 window, count as part of it: a Wikipedia paragraph rarely repeats its article's name, a package's
 metadata line never its package's, a report's sentence seldom its section's. A Markdown table row is a window
-of its own (the rows beside it are other records), and the header of the answer's column counts as its label:
+of its own (the rows beside it are other records), and the headers of its first column and of the answer's
+column count as its label:
 "| Zurich | $95 |" under "| City | Per diem |" answers "What is the per diem for Zurich?".
 
 - **Question content terms**: the question analyzed by the project's analyzer (stopwords out,
@@ -256,6 +257,8 @@ class SupportCheck:
         else:
             columns = [j for j, (a, b) in enumerate(row.cells)
                        if contains_answer_terms(answer, passage[a:b], self.analyzer, question)]  # fmt: skip
+        # the first column's name names the row ("Team" for "| Negron | 20 |"), the answer's column its value
+        columns = [0, *(j for j in columns if j)]
         header = [passage[slice(*row.header[j])] for j in columns if j is not None and j < len(row.header)]
         label = " ".join([title, *(h for start, h in headings if start < row.start), *header])
         return centre, label

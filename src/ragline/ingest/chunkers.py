@@ -28,7 +28,7 @@ exactly, and metadata: the document's own (acl, version, ...; not ``page_starts`
 id), ``start``, ``end``, ``section`` (heading path of the smallest section holding the chunk) and, where the
 loader recorded them, ``page``, ``slide`` or ``sheet`` (where the chunk starts: ``ragline.anchors``). Whatever the
 chunker, a boundary never falls inside a table block: it moves to the block's edge (``tables.py``), so a
-chunk holding a table row holds the table's header too; and a chunk never spans two slides or sheets.
+chunk holding a table row holds the table's header too; and a chunk never spans two pages, slides or sheets.
 """
 
 from __future__ import annotations
@@ -278,7 +278,7 @@ class Chunker:
         inherited = {k: v for k, v in document.metadata.items() if k not in ANCHOR_LISTS}
         chunks = []
         spans = keep_tables_whole(document.text, self.spans(document.text, sections))  # a row keeps its header
-        spans = split_at_anchors(document.text, document.metadata, spans)  # one slide or sheet a chunk
+        spans = split_at_anchors(document.text, document.metadata, spans)  # one page, slide or sheet a chunk
         for n, (start, end) in enumerate(spans):
             section = enclosing_section(sections, start, end)
             parent = section_id(document.id, section.index) if self.within_sections and section else document.id

@@ -1,11 +1,12 @@
 """E-mail as Documents: ``.eml`` (the standard ``email`` package) and Outlook ``.msg`` (extract-msg).
 
-The text opens with the subject as a ``# `` heading and the header lines a question may ask about, one a line
-(``From:``, ``To:``, ``Cc:``, ``Date:``), then the body (plain text; an HTML-only body is read as HTML pages
-are, ``html.py``), then each attachment under ``## Attachment: <name>``, read by its type: Word, PowerPoint,
-Excel, CSV, PDF, HTML, text, and attached e-mails (``.eml``, ``message/rfc822``), each in turn, up to
-``MAX_DEPTH`` levels. An attachment of another type, or one that cannot be read, is named with the reason in
-the text, and the mail still loads. Attached files' headings sit under their attachment's heading.
+The text opens with the subject as a ``# `` heading and the header lines a question may ask about, one a line,
+as Outlook prints a message (``From:``, ``Sent:`` (the date), ``To:``, ``Cc:``, ``Subject:``), then the body
+(plain text; an HTML-only body is read as HTML pages are, ``html.py``), then each attachment under
+``## Attachment: <name>``, read by its type: Word, PowerPoint, Excel, CSV, PDF, HTML, text, and attached
+e-mails (``.eml``, ``message/rfc822``), each in turn, up to ``MAX_DEPTH`` levels. An attachment of another
+type, or one that cannot be read, is named with the reason in the text, and the mail still loads. Attached
+files' headings sit under their attachment's heading.
 
 Metadata: ``from``, ``to`` (a list), ``date`` (ISO 8601), ``subject`` (also the title); a sidecar
 overrides them (``acl``, ...). Refused, by name: a ``.msg`` that is not an OLE compound file (a renamed file,
@@ -26,6 +27,7 @@ from ragline.ingest.structured import OLE_MAGIC, Blocks, structured_document, te
 from ragline.types import Document
 
 MAX_DEPTH = 3
+_PRINTED = (("From", "From"), ("Date", "Sent"), ("To", "To"), ("Cc", "Cc"), ("Subject", "Subject"))
 
 
 def load_eml(path: Path, relative: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Document:
@@ -114,7 +116,8 @@ def _msg_date(message: Any) -> str:
 
 def _head(blocks: Blocks, headers: dict[str, str]) -> None:
     blocks.heading(1, headers["Subject"] or "(no subject)")
-    lines = [f"{name}: {headers[name]}" for name in ("From", "To", "Cc", "Date") if headers[name]]
+    # As Outlook prints a message's header: "Sent:" is its date (what "when was it sent?" asks about).
+    lines = [f"{label}: {headers[name]}" for name, label in _PRINTED if headers[name]]
     if lines:
         blocks.add("\n".join(lines))
 
