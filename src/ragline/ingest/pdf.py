@@ -23,14 +23,14 @@ checks the file as above, then pdfplumber reads each page from its characters' p
 * **text lines** outside tables, top to bottom; a vertical gap wider than a line starts a new paragraph;
   lines set in a font clearly larger than the document's body text (at least 15% larger, at most 12 words)
   become ``#`` headings, the largest size level 1 (up to 3 levels), so chunks get breadcrumbs;
-* **page headers and footers** repeated on at least half the pages (and 3 of them; digits count as one, so
-  "Page 3 of 9" repeats) are removed from the top and bottom two lines of each page;
+* **page headers and footers**: lines in the top or bottom 8% of a page repeated on at least half the pages
+  (and on 3; digits count as one, so "Page 3 of 9" repeats) are removed;
 * a word **hyphenated** at a line end ("main-" / "tenance") is joined;
 * a page with images but no text is a **scanned page**: its number is listed in ``metadata["ocr_pages"]``,
   and the load report names the file and the pages as needing OCR (no OCR model ships here); a PDF all of
   whose pages are scanned is refused as above.
 
-Why pdfplumber and not pypdfium2 (both read by the same pdfminer/PDFium class of parser): pypdfium2 extracts
+Why pdfplumber and not pypdfium2 (pdfplumber installs it, for rendering only): pypdfium2 extracts
 text faster but gives no table finder and no per-character font sizes in its text API; pdfplumber gives
 characters with positions and sizes and finds tables by their lines, which is what headings and tables need.
 Pages are read one at a time and their caches dropped, so memory grows with the text, not the page count.

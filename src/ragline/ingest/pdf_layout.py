@@ -16,7 +16,9 @@ FURNITURE_LINES = 2  # lines at the top and at the bottom of a page that may be 
 _HYPHEN = re.compile(r"([a-z])-\n([a-z])")
 _DIGITS = re.compile(r"\d+")
 
-# A page item: (top, kind, text, size, bottom): kind "line" or "table"; size the line's main font size.
+MARGIN = 0.08  # the top and bottom share of a page where running headers and footers are looked for
+# A page item: (top, kind, text, size, bottom): kind "line", "margin" (a line in the top or bottom margin band:
+# perhaps a running header or footer) or "table"; size the line's main font size.
 Item = tuple[float, str, str, float, float]
 
 
@@ -34,7 +36,7 @@ def read_layout(data: bytes, where: str) -> tuple[list[str], list[int]]:
                 if not items and page.images:
                     ocr.append(number)
                 for _, kind, text, size, _ in items:
-                    if kind == "line":
+                    if kind != "table":
                         sizes[size] += len(text)
                 pages.append(items)
                 page.close()  # drops the page's parsed objects: memory follows the text, not the page count
@@ -64,7 +66,9 @@ def _page_items(page: Any) -> list[Item]:
             continue
         chars = Counter(round(float(c.get("size", 0.0)), 1) for c in line["chars"] if c.get("text", " ").strip())
         size = chars.most_common(1)[0][0] if chars else 0.0
-        items.append((float(line["top"]), "line", text, size, float(line["bottom"])))
+        top, bottom = float(line["top"]), float(line["bottom"])
+        margin = top < page.height * MARGIN or bottom > page.height * (1 - MARGIN)
+        items.append((top, "margin" if margin else "line", text, size, bottom))
     items.sort(key=lambda item: item[0])
     return items
 
@@ -80,19 +84,19 @@ def _furniture_key(text: str) -> str:
 
 
 def _drop_furniture(pages: list[list[Item]]) -> None:
-    """Remove lines repeated at the top or bottom of at least half the pages (and at least 3)."""
+    """Remove lines in the margin bands repeated at the top or bottom of at least half the pages (and 3)."""
     if len(pages) < 3:
         return
     seen: Counter[str] = Counter()
     for items in pages:
-        lines = [item for item in items if item[1] == "line"]
+        lines = [item for item in items if item[1] == "margin"]
         edge = {_furniture_key(item[2]) for item in lines[:FURNITURE_LINES] + lines[-FURNITURE_LINES:]}
         seen.update(edge)
     repeated = {key for key, count in seen.items() if count >= max(3, len(pages) / 2)}
     if not repeated:
         return
     for items in pages:
-        lines = [item for item in items if item[1] == "line"]
+        lines = [item for item in items if item[1] == "margin"]
         edge = {id(item) for item in lines[:FURNITURE_LINES] + lines[-FURNITURE_LINES:]}
         items[:] = [item for item in items if not (id(item) in edge and _furniture_key(item[2]) in repeated)]
 
