@@ -18,6 +18,7 @@ from __future__ import annotations
 import email
 import email.policy
 import email.utils
+import io
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +74,7 @@ def load_msg(path: Path, relative: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> 
     if not data.startswith(OLE_MAGIC):
         raise InputError(where, "not an Outlook .msg file (not an OLE compound file; an .eml renamed?)")
     try:
-        message = extract_msg.openMsg(data, delayAttachments=False)
+        message = extract_msg.openMsg(io.BytesIO(data), delayAttachments=False)
     except Exception as error:  # noqa: BLE001 (olefile and extract-msg raise many kinds on a damaged file)
         raise InputError(where, f"corrupt .msg file, cannot be read ({type(error).__name__}: {error})") from None
     blocks = Blocks(where, text_cap(max_bytes))
