@@ -277,8 +277,10 @@ class Chunker:
         sections = sections_of(document)
         inherited = {k: v for k, v in document.metadata.items() if k not in ANCHOR_LISTS}
         chunks = []
-        spans = keep_tables_whole(document.text, self.spans(document.text, sections))  # a row keeps its header
-        spans = split_at_anchors(document.text, document.metadata, spans)  # one page, slide or sheet a chunk
+        spans = self.spans(document.text, sections)
+        if self.name != "none":  # the whole document stays whole
+            spans = keep_tables_whole(document.text, spans)  # a row keeps its header
+            spans = split_at_anchors(document.text, document.metadata, spans)  # one page, slide or sheet a chunk
         for n, (start, end) in enumerate(spans):
             section = enclosing_section(sections, start, end)
             parent = section_id(document.id, section.index) if self.within_sections and section else document.id

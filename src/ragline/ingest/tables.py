@@ -44,15 +44,16 @@ def cell_text(value: object) -> str:
 def header_row(rows: Sequence[Sequence[str]]) -> int:
     """The index of the header among the first rows of a table that does not mark one (0 when unsure).
 
-    The first row with at least two non-empty cells, none of them a number or a date, followed by a row
-    that differs from it: leading title rows ("Rates 2024" over the table) and blank rows are skipped.
+    The first row with at least two non-empty cells, none of them a number or a date: leading title rows (one
+    cell, "Rates 2024" over the table) and blank rows are skipped; when the first such row holds numbers, the
+    table has no header to trust and its first row stands for one.
     """
     for i, row in enumerate(rows[:5]):
         filled = [c for c in row if c.strip()]
         if len(filled) >= 2 and not any(_NUMBERISH.match(c) for c in filled):
             return i
         if len(filled) >= 2:
-            return 0  # a data row first: the table has no header we can trust, the first row stands for it
+            return 0  # a data row first
     return 0
 
 
