@@ -94,3 +94,32 @@ def test_the_page_asks_for_a_key_and_refuses_a_wrong_one(served: Server, browser
     page.click("#key-form button")
     page.wait_for_selector("#login-error:has-text('not valid')")
     assert not page.is_visible("#question")
+
+
+def test_a_citation_of_a_sheet_links_to_the_cited_sheet(served: Server, browser, tmp_path: Path) -> None:
+    """The citation of an answer from a workbook shows "sheet Lockers", and following it opens the document at the
+    cited chunk, whose label names the sheet. Planted fault checked: anchorLink returning "" (no link)."""
+    openpyxl = pytest.importorskip("openpyxl")
+    folder = tmp_path / "sheets"
+    folder.mkdir()
+    book = openpyxl.Workbook()
+    book.active.title = "Notes"
+    book.active.append(["Topic", "Note"])
+    book.active.append(["Parking", "Badges open the garage"])
+    lockers = book.create_sheet("Lockers")
+    for row in (["Depot", "Lockers", "Keeper"], ["Quillon", 48, "Tamsin Reyes"], ["Harbour", 12, "Ode Lind"]):
+        lockers.append(row)
+    book.save(folder / "facilities.xlsx")
+    (folder / "facilities.xlsx.meta.json").write_text('{"acl": ["all"]}')
+    synced = served.client("admin").post("/v1/index/sync", json={"folder": str(folder), "prune": False})
+    assert synced.status_code == 200, synced.text
+    page = browser.new_page()
+    log_in(page, served, "employee")
+    ask_on_page(page, "Who is the keeper of the lockers at Quillon?")
+    assert "Tamsin Reyes" in page.inner_text("#answer")
+    link = page.locator("#citations a.anchor")
+    assert link.inner_text() == "sheet Lockers"
+    link.click()
+    page.wait_for_selector("#doc-view[open] .chunk.cited")
+    assert "sheet Lockers" in page.inner_text("#doc-view .chunk.cited .hint")
+    page.screenshot(path=str(artifacts() / "citation-of-a-sheet.png"), full_page=True)
