@@ -25,10 +25,9 @@ the context prefixes of ``context.py`` add.
 Every chunk is a :class:`Document` with id ``<doc id>#<n>``, ``text == document.text[start:end]``
 exactly, and metadata: the document's own (acl, version, ...; not ``page_starts``), plus ``doc_id``,
 ``parent_id`` (the section id ``<doc id>§<k>`` for chunkers that never cross a heading, else the document
-id), ``start``, ``end``, ``section`` (heading path of the smallest section holding the chunk) and, where the
-loader recorded them, ``page``, ``slide`` or ``sheet`` (where the chunk starts: ``ragline.anchors``). Whatever the
-chunker, a boundary never falls inside a table block: it moves to the block's edge (``tables.py``), so a
-chunk holding a table row holds the table's header too; and a chunk never spans two pages, slides or sheets.
+id), ``start``, ``end``, ``section`` (heading path of the smallest section holding the chunk) and ``page``,
+``slide`` or ``sheet`` (``ragline.anchors``). But for ``none``, a chunk never cuts a table block (a row keeps
+its header) nor spans two pages, slides or sheets, whatever the chunker (``tables.bounded_spans``).
 """
 
 from __future__ import annotations
@@ -40,11 +39,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ragline.anchors import ANCHOR_LISTS, anchors_at, split_at_anchors
+from ragline.anchors import ANCHOR_LISTS, anchors_at
 from ragline.components import build, register
 from ragline.errors import ConfigError
 from ragline.ingest.markdown import Section, enclosing_section, is_heading_line, section_id, sections_of
-from ragline.ingest.tables import keep_tables_whole
+from ragline.ingest.tables import bounded_spans
 from ragline.specs import parse_spec
 from ragline.types import Document
 
@@ -277,10 +276,7 @@ class Chunker:
         sections = sections_of(document)
         inherited = {k: v for k, v in document.metadata.items() if k not in ANCHOR_LISTS}
         chunks = []
-        spans = self.spans(document.text, sections)
-        if self.name != "none":  # the whole document stays whole
-            spans = keep_tables_whole(document.text, spans)  # a row keeps its header
-            spans = split_at_anchors(document.text, document.metadata, spans)  # one page, slide or sheet a chunk
+        spans = bounded_spans(document, self.spans(document.text, sections), whole=self.name == "none")
         for n, (start, end) in enumerate(spans):
             section = enclosing_section(sections, start, end)
             parent = section_id(document.id, section.index) if self.within_sections and section else document.id

@@ -10,7 +10,7 @@ its row (the row's first cells), whatever the chunker: a table block is small en
 Chunkers cut by words, sentences or paragraphs, none of which knows a table: :func:`keep_tables_whole` moves
 each chunk boundary that falls inside a table block to the block's edge (a block over ``MAX_WHOLE_WORDS`` words,
 a long table written by hand in a Markdown file, only to the nearest row's edge), so a row group is never cut
-from its header. ``Chunker.chunk`` applies it to every chunker's spans.
+from its header. ``Chunker.chunk`` applies it to every chunker's spans (:func:`bounded_spans`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from ragline.anchors import split_at_anchors
 from ragline.text.tables import table_blocks
+from ragline.types import Document
 
 ROWS_PER_BLOCK = 12
 WORDS_PER_BLOCK = 120
@@ -116,6 +118,15 @@ def table_from_grid(grid: Sequence[Sequence[object]], caption: str = "") -> str:
 
 
 # --- keeping table blocks whole in chunks ---------------------------------------------------------------
+
+
+def bounded_spans(document: Document, spans: Sequence[tuple[int, int]], whole: bool = False) -> list[tuple[int, int]]:
+    """A chunker's spans with the rules every chunker follows: no boundary inside a table block
+    (:func:`keep_tables_whole`), no span across a page, slide or sheet (``split_at_anchors``). ``whole``: the
+    span is the whole document (the ``none`` chunker), kept as it is."""
+    if whole:
+        return list(spans)
+    return split_at_anchors(document.text, document.metadata, keep_tables_whole(document.text, spans))
 
 
 def keep_tables_whole(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
