@@ -11,7 +11,7 @@ import pytest
 from ragline.server.keys import read_keys, revoke_key
 from ragline.server.shapes import ServerSettings
 
-from .conftest import Server, make_server
+from .conftest import Server, facilities_workbook, make_server
 
 OPEN = {("GET", "/health")}
 
@@ -188,18 +188,7 @@ def test_the_checked_in_openapi_spec_is_the_served_one(served: Server) -> None:
 def test_a_cited_sheet_is_named_in_the_answer_its_sources_and_the_document(served: Server, tmp_path: Path) -> None:
     """The JSON of an answer from a workbook names the sheet (optional key ``sheet``), and so do the document's
     chunks the page opens. Planted fault checked: citations_json not adding the anchor (no "sheet" key)."""
-    openpyxl = pytest.importorskip("openpyxl")
-    folder = tmp_path / "sheets"
-    folder.mkdir()
-    book = openpyxl.Workbook()
-    book.active.title = "Notes"
-    book.active.append(["Topic", "Note"])
-    book.active.append(["Parking", "Badges open the garage"])
-    lockers = book.create_sheet("Lockers")
-    for row in (["Depot", "Lockers", "Keeper"], ["Quillon", 48, "Tamsin Reyes"], ["Harbour", 12, "Ode Lind"]):
-        lockers.append(row)
-    book.save(folder / "facilities.xlsx")
-    (folder / "facilities.xlsx.meta.json").write_text('{"acl": ["all"]}')
+    folder = facilities_workbook(tmp_path / "sheets")
     synced = served.client("admin").post("/v1/index/sync", json={"folder": str(folder), "prune": False})
     assert synced.status_code == 200, synced.text
     employee = served.client("employee")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import Server
+from .conftest import Server, facilities_workbook
 
 playwright = pytest.importorskip("playwright.sync_api")
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -99,18 +99,7 @@ def test_the_page_asks_for_a_key_and_refuses_a_wrong_one(served: Server, browser
 def test_a_citation_of_a_sheet_links_to_the_cited_sheet(served: Server, browser, tmp_path: Path) -> None:
     """The citation of an answer from a workbook shows "sheet Lockers", and following it opens the document at the
     cited chunk, whose label names the sheet. Planted fault checked: anchorLink returning "" (no link)."""
-    openpyxl = pytest.importorskip("openpyxl")
-    folder = tmp_path / "sheets"
-    folder.mkdir()
-    book = openpyxl.Workbook()
-    book.active.title = "Notes"
-    book.active.append(["Topic", "Note"])
-    book.active.append(["Parking", "Badges open the garage"])
-    lockers = book.create_sheet("Lockers")
-    for row in (["Depot", "Lockers", "Keeper"], ["Quillon", 48, "Tamsin Reyes"], ["Harbour", 12, "Ode Lind"]):
-        lockers.append(row)
-    book.save(folder / "facilities.xlsx")
-    (folder / "facilities.xlsx.meta.json").write_text('{"acl": ["all"]}')
+    folder = facilities_workbook(tmp_path / "sheets")
     synced = served.client("admin").post("/v1/index/sync", json={"folder": str(folder), "prune": False})
     assert synced.status_code == 200, synced.text
     page = browser.new_page()
