@@ -292,3 +292,36 @@ def test_orrin_training_world_with_gold_documents_behind_a_distractor() -> None:
 def test_a_name_keeps_the_noun_that_closes_its_phrase(question: str, text: str, expected: str) -> None:
     answer = READER.read(question, [hit("haelir#1", text, title="Haelir")])
     assert answer.text == expected
+
+
+# --- tables --------------------------------------------------------------------------------------------
+
+RATES_TABLE = (
+    "# Travel policy\n\n## Per diem rates\n\n"
+    "| City | Per diem | Lodging cap | Approver |\n| --- | --- | --- | --- |\n"
+    "| Zurich | $95 | $240 | Mina Osei |\n| Lyon | $70 | $160 | facilities desk |\n| Oslo | $88 | $310 | Ada Brun |"
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("What is the per diem for Zurich?", "$95"),
+        ("What is the lodging cap in Lyon?", "$160"),
+        ("What is the lodging cap for Oslo?", "$310"),
+        ("Who approves travel to Lyon?", "facilities desk"),
+        ("Who is the approver for Zurich?", "Mina Osei"),
+    ],
+)
+def test_a_table_cell_is_read_under_its_row_and_column_names(question: str, expected: str) -> None:
+    """The cell at the question's row and column, with a supported citation. Planted faults checked: the row
+    read as one sentence (no per-cell reading: "$95" for Lyon's lodging cap) and the support check without the
+    column header in the row's label (answers whose column name is only in the header abstain)."""
+    answer = READER.read(question, [hit("policy#0", RATES_TABLE, title="Travel policy")])
+    assert (answer.text, answer.abstained) == (expected, False), answer.details
+    assert answer.citations[0].supported
+
+
+def test_a_row_the_table_does_not_have_is_no_answer() -> None:
+    answer = READER.read("What is the per diem for Madrid?", [hit("policy#0", RATES_TABLE, title="Travel policy")])
+    assert answer.abstained

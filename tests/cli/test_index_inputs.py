@@ -80,11 +80,11 @@ def test_index_accepts_one_file_and_lists_unsupported_types(capsys, tmp_path: Pa
     docs, index = tmp_path / "docs", str(tmp_path / "idx")
     docs.mkdir()
     (docs / "policy.md").write_text("# Policy\n\nRemote work twice a week.")
-    (docs / "budget.csv").write_text("a,b")
-    (docs / "memo.docx").write_bytes(b"PK\x03\x04")
+    (docs / "budget.ods").write_text("a,b")
+    (docs / "memo.doc").write_bytes(b"PK\x03\x04")
     (docs / "guide.rst").write_text("Guide\n=====\n\nReStructured guide text.\n")
     folder = index_json(capsys, docs, index)
-    assert folder["added"] == 2 and folder["unsupported"] == {".csv": 1, ".docx": 1}
+    assert folder["added"] == 2 and folder["unsupported"] == {".doc": 1, ".ods": 1}
     (tmp_path / "extra.txt").write_text("Extra one-off file about badges.")
     single = index_json(capsys, tmp_path / "extra.txt", index)
     assert (single["added"], single["deleted"], single["documents"]) == (1, 0, 3)
@@ -95,7 +95,8 @@ def test_index_help_lists_every_supported_format(capsys) -> None:
     with pytest.raises(SystemExit):
         main(["index", "--help"])
     out = capsys.readouterr().out
-    assert all(suffix in out for suffix in (".txt", ".md", ".rst", ".html", ".pdf")) and "--follow-links" in out
+    suffixes = (".txt", ".md", ".rst", ".html", ".pdf", ".docx", ".pptx", ".xlsx", ".csv", ".eml", ".msg")
+    assert all(suffix in out for suffix in suffixes) and "--follow-links" in out
 
 
 @pytest.mark.models

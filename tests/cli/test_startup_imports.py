@@ -26,7 +26,9 @@ def test_a_named_command_parses_as_with_every_command_registered() -> None:
 
 
 # Loaded by no BM25 search: the heavy libraries of other commands and retrievers.
-HEAVY = ("scipy", "numba", "torch", "sentence_transformers", "transformers", "onnxruntime")
+# The Office and PDF-layout loaders' libraries too: they are imported when such a file is read, never to search.
+HEAVY = ("scipy", "numba", "torch", "sentence_transformers", "transformers", "onnxruntime",
+         "docx", "pptx", "openpyxl", "extract_msg", "pdfplumber")  # fmt: skip
 # Loaded by no BM25 search that prints a table, since the start-up work made them lazy: provenance's git call
 # (JSON output only), the package-resource reader, the vector index's logging and temporary files, and the
 # answering side of version handling (change questions, conflicts, the context).

@@ -198,9 +198,9 @@ def test_utf8_records_no_encoding(tmp_path: Path) -> None:
 
 def test_unsupported_suffixes_are_counted(tmp_path: Path) -> None:
     write(tmp_path, "a.txt", "text")
-    for name in ("b.docx", "c.docx", "d.csv", "Makefile", "e.txt.meta.json", ".hidden.docx"):
+    for name in ("b.doc", "c.doc", "d.odt", "Makefile", "e.txt.meta.json", ".hidden.doc"):
         write(tmp_path, name, "x")
-    assert load_folder(tmp_path).unsupported == {"": 1, ".csv": 1, ".docx": 2}
+    assert load_folder(tmp_path).unsupported == {"": 1, ".doc": 2, ".odt": 1}
 
 
 def test_load_path_reads_one_file_with_its_stem_as_id(tmp_path: Path) -> None:
@@ -208,6 +208,6 @@ def test_load_path_reads_one_file_with_its_stem_as_id(tmp_path: Path) -> None:
     report = load_path(path)
     assert [(d.id, d.source, d.title) for d in report.documents] == [("policy", "policy.md", "Policy")]
     with pytest.raises(InputError, match="unsupported file type"):
-        load_path(write(tmp_path, "x.docx", "x"))
+        load_path(write(tmp_path, "x.doc", "x"))
     with pytest.raises(InputError, match="no such file"):
         load_path(tmp_path / "missing.txt")

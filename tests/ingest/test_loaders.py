@@ -19,14 +19,14 @@ def write(root: Path, name: str, data: bytes | str) -> Path:
 def test_text_and_markdown_files_become_documents(tmp_path: Path) -> None:
     write(tmp_path, "a.txt", "plain text about turbines")
     write(tmp_path, "sub/b.md", "# Grid maintenance\n\nSubstations are inspected yearly.")
-    write(tmp_path, "c.docx", "unsupported suffix")
-    write(tmp_path, "sub/d.docx", "unsupported suffix")
-    write(tmp_path, "e.csv", "unsupported suffix")
+    write(tmp_path, "c.doc", "unsupported suffix")
+    write(tmp_path, "sub/d.doc", "unsupported suffix")
+    write(tmp_path, "e.odt", "unsupported suffix")
     write(tmp_path, ".hidden/d.md", "hidden")
     report = load_folder(tmp_path)
     assert report.errors == []
     assert [d.id for d in report.documents] == ["a", "sub/b"]
-    assert report.unsupported == {".csv": 1, ".docx": 2}
+    assert report.unsupported == {".doc": 2, ".odt": 1}
     assert report.documents[0].title == "a" and report.documents[1].title == "Grid maintenance"
     assert report.documents[1].source == "sub/b.md"
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import io
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,43 +12,16 @@ from ragline.ingest import load_folder
 from ragline.ingest.chunkers import build_chunker
 from ragline.ingest.pdf import load_pdf, page_at
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from office_files import pdf_bytes, pdf_paragraph  # noqa: E402
+
 
 def make_pdf(pages: list[str], title: str | None = None) -> bytes:
-    """A minimal valid PDF written by hand: each page's lines in Helvetica, with a correct xref table.
+    """A minimal valid PDF: each page's lines in 12-point Helvetica (``benchmarks/office_files.py`` writes it).
 
     An empty string makes a page with no text at all (what a scanned page looks like to a text extractor).
     """
-
-    def escape(line: str) -> str:
-        return line.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
-
-    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"", b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
-    kids = []
-    for text in pages:
-        lines = text.split("\n") if text else []
-        ops = ["BT", "/F1 12 Tf", "14 TL", "72 720 Td", *(f"({escape(line)}) Tj T*" for line in lines), "ET"]
-        stream = "\n".join(ops).encode("latin-1") if lines else b""
-        objects.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream))
-        objects.append(
-            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents %d 0 R "
-            b"/Resources << /Font << /F1 3 0 R >> >> >>" % len(objects)
-        )
-        kids.append(len(objects))
-    objects[1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(b"%d 0 R" % k for k in kids), len(kids))
-    info = b""
-    if title is not None:
-        objects.append(b"<< /Title (%s) >>" % escape(title).encode("latin-1"))
-        info = b" /Info %d 0 R" % len(objects)
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R%s >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, info, xref)
-    return bytes(out)
+    return pdf_bytes([pdf_paragraph(72, 720, text.split("\n"), size=12) if text else [] for text in pages], title)
 
 
 def encrypt(data: bytes, user: str, owner: str) -> bytes:

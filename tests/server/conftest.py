@@ -93,6 +93,22 @@ def make_server(tmp: Path, settings: ServerSettings) -> tuple[Server, uvicorn.Se
     return Server(f"http://127.0.0.1:{port}", keys, keys_file, tmp / "index", corpus, app), server, thread
 
 
+def facilities_workbook(folder: Path) -> Path:
+    """A folder holding a two-sheet workbook (Notes, then Lockers: who keeps the lockers of each depot), for all."""
+    openpyxl = pytest.importorskip("openpyxl")
+    folder.mkdir()
+    book = openpyxl.Workbook()
+    book.active.title = "Notes"
+    book.active.append(["Topic", "Note"])
+    book.active.append(["Parking", "Badges open the garage"])
+    lockers = book.create_sheet("Lockers")
+    for row in (["Depot", "Lockers", "Keeper"], ["Quillon", 48, "Tamsin Reyes"], ["Harbour", 12, "Ode Lind"]):
+        lockers.append(row)
+    book.save(folder / "facilities.xlsx")
+    (folder / "facilities.xlsx.meta.json").write_text('{"acl": ["all"]}')
+    return folder
+
+
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     tmp = tmp_path_factory.mktemp("server")

@@ -11,7 +11,7 @@ import pytest
 from ragline.server.keys import read_keys, revoke_key
 from ragline.server.shapes import ServerSettings
 
-from .conftest import Server, make_server
+from .conftest import Server, facilities_workbook, make_server
 
 OPEN = {("GET", "/health")}
 
@@ -183,3 +183,20 @@ def test_the_checked_in_openapi_spec_is_the_served_one(served: Server) -> None:
     assert httpx.get(served.url + "/openapi.json").json() == checked_in, (
         "docs/openapi.json is out of date: regenerate it with `python -m ragline.server.spec > docs/openapi.json`"
     )
+
+
+def test_a_cited_sheet_is_named_in_the_answer_its_sources_and_the_document(served: Server, tmp_path: Path) -> None:
+    """The JSON of an answer from a workbook names the sheet (optional key ``sheet``), and so do the document's
+    chunks the page opens. Planted fault checked: citations_json not adding the anchor (no "sheet" key)."""
+    folder = facilities_workbook(tmp_path / "sheets")
+    synced = served.client("admin").post("/v1/index/sync", json={"folder": str(folder), "prune": False})
+    assert synced.status_code == 200, synced.text
+    employee = served.client("employee")
+    with employee.stream("POST", "/v1/ask", json={"question": "Who is the keeper of the lockers at Quillon?"}) as r:
+        final = dict(sse_events(r.read().decode()))["answer"]
+    assert final["answer"] == "Tamsin Reyes", final
+    (citation,) = final["citations"]
+    assert (citation["doc_id"], citation["sheet"]) == ("facilities", "Lockers")
+    assert next(s for s in final["sources"] if s["n"] == citation["n"])["sheet"] == "Lockers"
+    chunks = employee.get("/v1/documents/facilities").json()["chunks"]
+    assert [c["sheet"] for c in chunks] == ["Notes", "Lockers"]

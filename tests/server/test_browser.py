@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import Server
+from .conftest import Server, facilities_workbook
 
 playwright = pytest.importorskip("playwright.sync_api")
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -94,3 +94,21 @@ def test_the_page_asks_for_a_key_and_refuses_a_wrong_one(served: Server, browser
     page.click("#key-form button")
     page.wait_for_selector("#login-error:has-text('not valid')")
     assert not page.is_visible("#question")
+
+
+def test_a_citation_of_a_sheet_links_to_the_cited_sheet(served: Server, browser, tmp_path: Path) -> None:
+    """The citation of an answer from a workbook shows "sheet Lockers", and following it opens the document at the
+    cited chunk, whose label names the sheet. Planted fault checked: anchorLink returning "" (no link)."""
+    folder = facilities_workbook(tmp_path / "sheets")
+    synced = served.client("admin").post("/v1/index/sync", json={"folder": str(folder), "prune": False})
+    assert synced.status_code == 200, synced.text
+    page = browser.new_page()
+    log_in(page, served, "employee")
+    ask_on_page(page, "Who is the keeper of the lockers at Quillon?")
+    assert "Tamsin Reyes" in page.inner_text("#answer")
+    link = page.locator("#citations a.anchor")
+    assert link.inner_text() == "sheet Lockers"
+    link.click()
+    page.wait_for_selector("#doc-view[open] .chunk.cited")
+    assert "sheet Lockers" in page.inner_text("#doc-view .chunk.cited .hint")
+    page.screenshot(path=str(artifacts() / "citation-of-a-sheet.png"), full_page=True)

@@ -77,6 +77,17 @@ def citation_for(source: Source) -> Citation:
     return Citation(source.n, source.doc_id, source.chunk_id, source.hit.title, source.hit.text)
 
 
+def citations_json(citations: Sequence[Citation], context: Context) -> list[dict[str, object]]:
+    """Citations as JSON, each with the page, slide or sheet of its source when it has one (``ragline.anchors``)."""
+    from ragline.anchors import anchor_of
+
+    out = []
+    for citation in citations:
+        source = context.source(citation.n)
+        out.append({**citation.to_dict(), **(anchor_of(source.hit.metadata) if source is not None else {})})
+    return out
+
+
 def parse_citations(text: str, context: Context) -> ParsedCitations:
     """Map the markers of ``text`` to the sources of ``context``."""
     parsed = ParsedCitations(numbers=cited_numbers(text))

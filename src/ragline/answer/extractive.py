@@ -63,6 +63,7 @@ from ragline.answer.support import (
 from ragline.errors import ConfigError
 from ragline.text.analyzer import Analyzer, get_analyzer
 from ragline.text.normalize import normalize_answer
+from ragline.text.tables import Row, table_blocks, table_rows
 from ragline.types import Answer, Citation, Hit
 
 # Text addressed to an AI reader is an instruction, not a fact (indirect prompt injection, Greshake et al.
@@ -82,6 +83,8 @@ CLASS_MISMATCH = 0.6  # "Sable Creek substation" when a crew was asked for
 NO_CLASS = 0.7  # "which depot": a name with no noun of the kind next to it
 REFERENT = 0.3  # "the Asset Works West team" when the question is about "the team that ...": its subject
 SUPERSEDED_FACTOR = 0.5  # a source whose metadata says it was superseded
+MAX_CELL_WORDS = 8  # a table cell up to this long is a candidate answer as a whole
+TABLE_FIT = 0.9  # a table cell under a column that names what the question asks about: the column types it
 # Set with ``calibrate_threshold`` (objective "net") on Orrin *training* worlds only (``TRAIN_SEED`` and
 # seeds 1-3), BM25 top 5 over whole documents and over section chunks: the calibrated values were 0.46-0.50.
 DEFAULT_THRESHOLD = 0.47
@@ -257,10 +260,23 @@ class ExtractiveReader:
     def _score(self, info: QuestionInfo, chunks: list[_Chunk]) -> list[Candidate]:
         found: list[tuple[tuple[float, int, int, int], Candidate]] = []
         for chunk in chunks:
-            for s_index, (start, end) in enumerate(sentences(chunk.hit.text)):
-                text = chunk.hit.text[start:end]
+            whole = chunk.hit.text
+            rows = table_rows(whole) if "|" in whole else {}
+            headers = {start for start, _, _ in table_blocks(whole)} if rows else set()
+            read_rows: set[int] = set()
+            for s_index, (start, end) in enumerate(sentences(whole)):
+                text = whole[start:end]
                 if self.skip_instructions and _INSTRUCTION.search(text):
                     continue  # an instruction planted for AI readers states no fact
+                line = whole.rfind("\n", 0, start) + 1
+                if line in headers:
+                    continue  # a table's header names columns; the cells under it are the facts
+                if line in rows:
+                    if line not in read_rows:
+                        read_rows.add(line)
+                        for candidate in self._score_row(info, chunk, rows[line]):
+                            found.append(((-candidate.score, chunk.position, s_index, candidate.start), candidate))
+                    continue
                 sentence = self._sentence(info, chunk, text, start)
                 for candidate in self._score_sentence(info, chunk, sentence):
                     found.append(((-candidate.score, chunk.position, s_index, candidate.start), candidate))
@@ -281,17 +297,59 @@ class ExtractiveReader:
         matched = [i for i, s in enumerate(stems) if s in info.terms]
         return _Sentence(text, offset, [w.start() for w in words], stems, matched, overlap)
 
+    def _score_row(self, info: QuestionInfo, chunk: _Chunk, row: Row) -> list[Candidate]:
+        """The cells of a table row, each read as the sentence "<row's cells> <its column's name>: <cell>".
+
+        A cell's sentence terms are the whole row's (its first cells name the row), the first column's header (what
+        the rows are: "Team") and its own column's header;
+        a cell under a header that names what is asked about ("per diem" for "what is the per diem for ...")
+        is adjacent to the noun asked about, and its type fits as a value of that column does (``TABLE_FIT``).
+        """
+        text = chunk.hit.text
+        row_text = " ".join(text[a:b] for a, b in row.cells)
+        forms = {f: t for t in info.terms for f in self.support_check.word_forms(t)}
+        out = []
+        for j, (cell_start, cell_end) in enumerate(row.cells):
+            if cell_start >= cell_end:
+                continue
+            header = text[slice(*row.header[j])] if j < len(row.header) else ""
+            first = text[slice(*row.header[0])] if row.header and j else ""
+            sentence = self._sentence(info, chunk, f"{row_text} {first} {header}", cell_start)
+            header_stems = {self._as_term(self._stems(w), info.terms, forms) for w in WORD.findall(header)}
+            names_asked = bool(header_stems & info.terms) or (info.head is not None and info.head in header_stems)
+            cell = text[cell_start:cell_end]
+            cell_sentence = replace(sentence, text=cell, starts=[], stems=[], matched=[])
+            for candidate in self._score_sentence(info, chunk, cell_sentence, whole_cell=True):
+                features = candidate.features
+                if names_asked:
+                    features["fit"] = max(features["fit"], TABLE_FIT)
+                    features.update(proximity=1.0, adjacent=1.0 if info.head in header_stems else 0.8)
+                mixed = (W_OVERLAP * features["overlap"] + W_PROXIMITY * features["proximity"]
+                         + W_ADJACENT * features["adjacent"] + W_RANK * features["rank_prior"])  # fmt: skip
+                candidate.score = round(features["fit"] * mixed * features["version"], 6)
+                candidate.sentence = f"{row_text} | {header}: {cell}"
+                out.append(candidate)
+        return out
+
     def _as_term(self, stem: str | None, terms: frozenset[str], forms: dict[str, str]) -> str | None:
         """The question term ``stem`` is a form of, else ``stem``."""
         if stem is None or stem in terms:
             return stem
         return next((forms[f] for f in self.support_check.word_forms(stem) if f in forms), stem)
 
-    def _score_sentence(self, info: QuestionInfo, chunk: _Chunk, sentence: _Sentence) -> list[Candidate]:
+    def _score_sentence(
+        self, info: QuestionInfo, chunk: _Chunk, sentence: _Sentence, whole_cell: bool = False
+    ) -> list[Candidate]:
+        """Candidates of one sentence; ``whole_cell``: the sentence is a table cell, itself a candidate too when
+        no typed span covers it (a cell holds one value: "facilities desk" is an answer)."""
         rank_prior = 1.0 / (1.0 + 0.25 * (chunk.position - 1))
         version = SUPERSEDED_FACTOR if chunk.hit.metadata.get("superseded_by") else 1.0
         out = []
-        for span in candidate_spans(sentence.text, info.types):
+        spans = candidate_spans(sentence.text, info.types)
+        whole = any(s.start == 0 and s.end == len(sentence.text) for s in spans)
+        if whole_cell and len(sentence.text.split()) <= MAX_CELL_WORDS and not whole and PHRASE in info.types:
+            spans.append(Span(0, len(sentence.text), frozenset({PHRASE})))
+        for span in spans:
             if span.noun_end is not None:
                 noun = self._stems(sentence.text[span.end : span.noun_end].strip())
                 # "the Geltenir florin": the noun closes the name and belongs to the answer; in "the Blue Lake

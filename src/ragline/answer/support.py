@@ -8,7 +8,10 @@ the locality test of answer-sentence selection (the answer-bearing sentence shar
 terms; Wang et al. 2007, Yao et al. 2013) and DrQA's exact-match feature (Chen et al. 2017), put as a
 check on a citation rather than a score. The passage's title, and the Markdown headings above a
 window, count as part of it: a Wikipedia paragraph rarely repeats its article's name, a package's
-metadata line never its package's, a report's sentence seldom its section's.
+metadata line never its package's, a report's sentence seldom its section's. A Markdown table row is a window
+of its own (the rows beside it are other records), and the headers of its first column and of the answer's
+column count as its label:
+"| Zurich | $95 |" under "| City | Per diem |" answers "What is the per diem for Zurich?".
 
 - **Question content terms**: the question analyzed by the project's analyzer (stopwords out,
   Snowball stems), minus the words that say what kind of answer is wanted ("what", "who", "how
@@ -38,6 +41,7 @@ from dataclasses import dataclass
 from ragline.answer.spans import NAME_CONNECTORS, NOT_NAMES, TOKEN, sentences
 from ragline.text.analyzer import Analyzer, get_analyzer
 from ragline.text.normalize import normalize_answer
+from ragline.text.tables import Row, table_rows
 
 SHORT_ANSWER = 4  # distinct terms; up to this many, all must be in the text
 ANSWER_TERM_SHARE = 0.8  # share of distinct terms a longer answer needs
@@ -221,8 +225,15 @@ class SupportCheck:
         else:
             centres = list(range(len(bounds)))
         headings = [(m.start(), m.group()) for m in _HEADING.finditer(passage)]
+        rows = table_rows(passage) if "|" in passage else {}
         found = []
         for i in centres:
+            row = rows.get(passage.rfind("\n", 0, bounds[i][0]) + 1) if rows else None
+            if row is not None:
+                window = self._row_window(question, answer, passage, title, row, at, headings)
+                if window is not None:
+                    found.append((*self._cover(keys, window[0], window[1]), window[0]))
+                continue
             lo, hi = max(0, i - self.neighbours), min(len(bounds), i + self.neighbours + 1)
             centre = passage[bounds[i][0] : bounds[i][1]]
             if not contains_answer_terms(answer, centre, self.analyzer, question):
@@ -232,6 +243,25 @@ class SupportCheck:
             label = " ".join([title, *(h for start, h in headings if start < bounds[lo][0])])
             found.append((*self._cover(keys, window, label), window))
         return found
+
+    def _row_window(
+        self, question: str, answer: str, passage: str, title: str, row: Row, at: int | None, headings: list
+    ) -> tuple[str, str] | None:
+        """A table row is a window of its own (the rows beside it are other records), and the header of the
+        answer's column is part of its label, as headings are: (row text, label), or None without the answer."""
+        centre = passage[row.start : row.end]
+        if not contains_answer_terms(answer, centre, self.analyzer, question):
+            return None
+        if at is not None:
+            columns = [row.column_of(at)]
+        else:
+            columns = [j for j, (a, b) in enumerate(row.cells)
+                       if contains_answer_terms(answer, passage[a:b], self.analyzer, question)]  # fmt: skip
+        # the first column's name names the row ("Team" for "| Negron | 20 |"), the answer's column its value
+        columns = [0, *(j for j in columns if j)]
+        header = [passage[slice(*row.header[j])] for j in columns if j is not None and j < len(row.header)]
+        label = " ".join([title, *(h for start, h in headings if start < row.start), *header])
+        return centre, label
 
     def __call__(self, question: str, answer: str, passage: str, title: str = "", at: int | None = None) -> bool:
         return self.check(question, answer, passage, title, at).supported

@@ -31,6 +31,8 @@ from ragline.types import section_below_title
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
+    from ragline.anchors import anchor_of
+    from ragline.answer.citations import citations_json
     from ragline.answer.pipeline import RAGPipeline
     from ragline.retrieve.base import empty_query_reason
 
@@ -72,10 +74,11 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if args.output == "json":
         retrieved_by = pipeline.retriever_obj.config().get("name", str(config.retrieve.retriever))
         emit_json({"question": args.question, "answer": answer.text, "abstained": answer.abstained,
-                    "citations": [c.to_dict() for c in answer.citations],
+                    "citations": citations_json(answer.citations, context),
                     "attributed": bool(answer.details.get("attributed")),
                     "sources": [{"n": s.n, "doc_id": s.doc_id, "chunk_id": s.chunk_id, "title": s.hit.title,
-                                 "score": s.hit.score, "retriever": retrieved_by, "text": s.text}
+                                 "score": s.hit.score, "retriever": retrieved_by, "text": s.text,
+                                 **anchor_of(s.hit.metadata)}
                                 for s in context.sources],
                     **({"trace": trace} if trace is not None else {}),
                     "conflicts": answer.details.get("conflicts", []),
@@ -100,6 +103,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 def print_answer(console: Console, answer: Any, context: Any, analyzer: Analyzer, question: str) -> None:
     """What follows the streamed answer: a warning when nothing backs it, then the numbered sources."""
+    from ragline.anchors import anchor_label
+
     if answer.abstained:
         console.print(Text("The sources do not answer this question.", style="yellow"))
     elif not answer.citations:
@@ -112,13 +117,14 @@ def print_answer(console: Console, answer: Any, context: Any, analyzer: Analyzer
     for source in context.sources:
         hit = source.hit
         section = " > ".join(section_below_title(hit.title, hit.metadata.get("section")))
+        where = anchor_label(hit.metadata)
         console.print(
             Text.assemble(
                 f"[{source.n}] ",
                 ("cited " if source.n in shown else "", "green"),
                 (hit.title, "bold"),
                 f" — {section}" if section else "",
-                f" ({hit.doc_id})",
+                f" ({hit.doc_id}{', ' + where if where else ''})",
             )
         )
         console.print(Text("    " + snippet(hit.text, terms, analyzer, 160), style="dim"))

@@ -54,6 +54,8 @@ def cmd_index(args: argparse.Namespace) -> int:
             loaded = load_source(Path(args.source), int(args.max_file_mb * 1024 * 1024), args.follow_links)
     for error in loaded.errors:
         stderr.print(Text.assemble(("skipped", "yellow"), f" {error}"), highlight=False)
+    for warning in getattr(loaded, "warnings", []):
+        stderr.print(Text.assemble(("warning", "yellow"), f" {warning}"), highlight=False)
     if loaded.unsupported:
         listed = ", ".join(f"{count} {suffix or '(no suffix)'}" for suffix, count in loaded.unsupported.items())
         stderr.print(Text.assemble(("not indexed", "yellow"), f" (unsupported file types): {listed}"), highlight=False)
@@ -116,6 +118,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         "deleted": report.deleted,
         "unchanged": report.unchanged,
         "skipped": len(loaded.errors),
+        "warnings": [str(w) for w in getattr(loaded, "warnings", [])],
         "unsupported": loaded.unsupported,
         "unit": unit,
         # "documents" counts the indexed units (kept for scripts written before chunking was the default)

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ragline.anchors import anchor_of
 from ragline.answer.version_policy import POLICIES, VersionPolicy, versions_policy
 from ragline.cli.common import (
     add_bm25_flags,
@@ -63,6 +64,7 @@ def cmd_search(args: argparse.Namespace) -> int:
                         "score": h.score,
                         "title": h.title,
                         "snippet": snippet(h.text, terms, analyzer, analyzed=words),
+                        **anchor_of(h.metadata),
                     }
                     for h in hits
                 ],

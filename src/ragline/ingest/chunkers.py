@@ -28,23 +28,25 @@ the context prefixes of ``context.py`` add.
 Every chunk is a :class:`Document` with id ``<doc id>#<n>``, ``text == document.text[start:end]``
 exactly, and metadata: the document's own (acl, version, ...; not ``page_starts``), plus ``doc_id``,
 ``parent_id`` (the section id ``<doc id>§<k>`` for chunkers that never cross a heading, else the document
-id), ``start``, ``end``, ``section`` (heading path of the smallest section holding the chunk) and, for
-PDFs, ``page`` (1-based page where the chunk starts).
+id), ``start``, ``end``, ``section`` (heading path of the smallest section holding the chunk) and ``page``,
+``slide`` or ``sheet`` (``ragline.anchors``). But for ``none``, a chunk never cuts a table block (a row keeps
+its header) nor spans two pages, slides or sheets, whatever the chunker (``tables.bounded_spans``).
 """
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
+from ragline.anchors import ANCHOR_LISTS, anchors_at
 from ragline.components import build, register
 from ragline.errors import ConfigError
 from ragline.ingest.markdown import Section, enclosing_section, is_heading_line, section_id, sections_of
-from ragline.ingest.pdf import page_at
+from ragline.ingest.tables import bounded_spans
 from ragline.specs import parse_spec
 from ragline.text.sentences import SPLITTER_VERSION, split_sentences, strip_span
 from ragline.types import Document
@@ -171,6 +173,16 @@ def _split_at(text: str, start: int, end: int, separator: re.Pattern[str]) -> li
 # --- chunkers --------------------------------------------------------------------------------------
 
 
+def marks_within(marked: Sequence[tuple[Span, dict[str, Any]]], start: int, end: int) -> dict[str, Any]:
+    """The marks of the chunker's spans that overlap ``start:end`` (the table and anchor rules may have moved
+    a span's edges, so a chunk takes the marks of every span it holds part of)."""
+    found: dict[str, Any] = {}
+    for (s, e), marks in marked:
+        if marks and s < end and start < e:
+            found.update(marks)
+    return found
+
+
 class Chunker:
     """Base class: subclasses choose the spans; this class makes them into chunk Documents."""
 
@@ -197,9 +209,11 @@ class Chunker:
         if not document.text.strip():
             return []
         sections = sections_of(document)
-        inherited = {k: v for k, v in document.metadata.items() if k != "page_starts"}
+        inherited = {k: v for k, v in document.metadata.items() if k not in ANCHOR_LISTS}
         chunks = []
-        for n, ((start, end), marks) in enumerate(self.marked_spans(document.text, sections)):
+        marked = self.marked_spans(document.text, sections)
+        spans = bounded_spans(document, [span for span, _ in marked], whole=self.name == "none")
+        for n, (start, end) in enumerate(spans):
             section = enclosing_section(sections, start, end)
             parent = section_id(document.id, section.index) if self.within_sections and section else document.id
             metadata: dict[str, Any] = {
@@ -210,10 +224,8 @@ class Chunker:
                 "end": end,
                 "section": list(section.path) if section else [],
             }
-            page = page_at(document, start)
-            if page is not None:
-                metadata["page"] = page
-            metadata.update(marks)
+            metadata.update(anchors_at(document.metadata, start))  # page, slide or sheet
+            metadata.update(marks_within(marked, start, end))
             chunk_id, text = f"{document.id}#{n}", document.text[start:end]
             chunks.append(Document(chunk_id, text, document.title, metadata, document.source, parent=document.id))
         return chunks

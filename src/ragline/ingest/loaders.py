@@ -17,7 +17,11 @@ nothing either: they are not followed unless asked (``follow_links``); links ins
 Text is UTF-16/32 with a BOM, UTF-8 (with or without BOM), or the encoding charset-normalizer detects;
 any but UTF-8 is recorded as ``metadata["encoding"]``. A NUL byte anywhere (and no UTF-16/32 BOM) is binary.
 HTML (``.html``, ``.htm``), PDF and reStructuredText (``.rst``) files go to their own loaders
-(``html.py``, ``pdf.py``, ``rst.py``). Other suffixes are counted in ``LoadReport.unsupported``.
+(``html.py``, ``pdf.py``, ``rst.py``), and so do Word (``.docx``, ``word.py``), PowerPoint (``.pptx``,
+``slides.py``), Excel and CSV (``.xlsx``, ``.csv``, ``sheets.py``) and e-mail (``.eml``, ``.msg``, ``mail.py``),
+which write the same Markdown-like text (headings, tables with their header; ``structured.py``). Other
+suffixes are counted in ``LoadReport.unsupported``. A file that loads with a caveat (a PDF with scanned pages
+that need OCR) is named in ``LoadReport.warnings``.
 
 Markdown and text files may begin with YAML front matter (``---`` lines, LF or CRLF); its keys become
 metadata (``title`` sets the title; ``acl``, ``version``, ``effective_date`` ... are filterable). A file
@@ -57,7 +61,8 @@ from ragline.types import Document
 TEXT_SUFFIXES = (".txt", ".md", ".markdown")
 HTML_SUFFIXES = (".html", ".htm")
 RST_SUFFIXES = (".rst", ".rest")
-DOCUMENT_SUFFIXES = (*TEXT_SUFFIXES, *RST_SUFFIXES, *HTML_SUFFIXES, ".pdf")
+OFFICE_SUFFIXES = (".docx", ".pptx", ".xlsx", ".csv", ".eml", ".msg")
+DOCUMENT_SUFFIXES = (*TEXT_SUFFIXES, *RST_SUFFIXES, *HTML_SUFFIXES, ".pdf", *OFFICE_SUFFIXES)
 
 
 class KeptIds(Collection[str]):
@@ -93,6 +98,7 @@ class LoadReport:
     withdrawn: set[str] = field(default_factory=set)
     # resolved path -> stat signature taken before the file was read, for each file loaded (freshness)
     signatures: dict[str, list[int]] = field(default_factory=dict)
+    warnings: list[InputError] = field(default_factory=list)  # loaded, with a caveat (scanned pages: no OCR)
 
 
 def iter_jsonl(path: str | Path, errors: list[InputError] | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -223,7 +229,13 @@ def _load_into(report: LoadReport, path: Path, relative: Path, max_bytes: int) -
         signature = stat_signature(path)
     except OSError:
         signature = None  # load_file reports why it cannot be read
-    report.documents.append(load_file(path, relative, max_bytes))
+    document = load_file(path, relative, max_bytes)
+    report.documents.append(document)
+    scanned = document.metadata.get("ocr_pages")
+    if scanned:
+        pages = ", ".join(str(page) for page in scanned)
+        report.warnings.append(InputError(str(path), f"page(s) {pages} are scanned images: their text needs OCR "
+                                          "(not indexed; no OCR model ships with ragline)"))  # fmt: skip
     if signature is not None:
         report.signatures[str(path.resolve())] = signature
 
@@ -338,7 +350,7 @@ def _walk(root: Path, suffixes: tuple[str, ...], follow_links: bool, report: Loa
 
 
 def load_file(path: Path, relative: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Document:
-    """One file as a Document, by its suffix: HTML, PDF, reStructuredText, else text or Markdown."""
+    """One file as a Document, by its suffix: HTML, PDF, reStructuredText, Office, mail, else text or Markdown."""
     suffix = path.suffix.lower()
     if suffix in HTML_SUFFIXES:
         return load_html(path, relative, max_bytes)
@@ -346,7 +358,32 @@ def load_file(path: Path, relative: Path, max_bytes: int = DEFAULT_MAX_BYTES) ->
         return load_pdf(path, relative, max_bytes)
     if suffix in RST_SUFFIXES:
         return load_rst(path, relative, max_bytes)
+    if suffix in OFFICE_SUFFIXES:
+        try:
+            return _office_loader(suffix)(path, relative, max_bytes)
+        except ImportError as error:  # the library is imported when the first such file is read
+            needs = f"reading {suffix} files needs {error.name}: pip install 'ragline[docs]'"
+            raise InputError(str(path), needs) from None
     return load_text_file(path, relative, max_bytes)
+
+
+def _office_loader(suffix: str) -> Callable[[Path, Path, int], Document]:
+    """The loader of an Office or mail suffix, imported when first needed (their libraries are large)."""
+    if suffix == ".docx":
+        from ragline.ingest.word import load_docx
+
+        return load_docx
+    if suffix == ".pptx":
+        from ragline.ingest.slides import load_pptx
+
+        return load_pptx
+    if suffix in (".xlsx", ".csv"):
+        from ragline.ingest.sheets import load_csv, load_xlsx
+
+        return load_xlsx if suffix == ".xlsx" else load_csv
+    from ragline.ingest.mail import load_eml, load_msg
+
+    return load_eml if suffix == ".eml" else load_msg
 
 
 def load_text_file(path: Path, relative: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Document:

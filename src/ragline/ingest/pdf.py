@@ -14,9 +14,28 @@ What is refused, each as an ``InputError`` naming the file and saying what to do
   common for "protected" PDFs) opens without one and loads;
 * no extractable text: every page is an image (a scan) or blank; OCR is out of scope.
 
-Text extraction is pypdf's: reading order follows the content stream, columns may interleave, and a
-word hyphenated at a line end stays split. Headings are not recovered: a PDF is one section (unless
-its text happens to hold Markdown heading lines).
+Layout (``layout=True``, the default when pdfplumber is installed: ``pip install 'ragline[docs]'``): pypdf
+checks the file as above, then pdfplumber reads each page from its characters' positions:
+
+* **tables** found by their ruling lines become Markdown tables with their header row (``tables.py``: split
+  into row groups with the header repeated), placed where they sit on the page; their cells are not read again
+  as text (pypdf's text has a table as a run of numbers without its header);
+* **text lines** outside tables, top to bottom; a vertical gap wider than a line starts a new paragraph;
+  lines set in a font clearly larger than the document's body text (at least 15% larger, at most 12 words)
+  become ``#`` headings, the largest size level 1 (up to 3 levels), so chunks get breadcrumbs;
+* **page headers and footers**: lines in the top or bottom 8% of a page repeated on at least half the pages
+  (and on 3; digits count as one, so "Page 3 of 9" repeats) are removed;
+* a word **hyphenated** at a line end ("main-" / "tenance") is joined;
+* a page with images but no text is a **scanned page**: its number is listed in ``metadata["ocr_pages"]``,
+  and the load report names the file and the pages as needing OCR (no OCR model ships here); a PDF all of
+  whose pages are scanned is refused as above.
+
+Why pdfplumber and not pypdfium2 (pdfplumber installs it, for rendering only): pypdfium2 extracts
+text faster but gives no table finder and no per-character font sizes in its text API; pdfplumber gives
+characters with positions and sizes and finds tables by their lines, which is what headings and tables need.
+Pages are read one at a time and their caches dropped, so memory grows with the text, not the page count.
+``layout=False`` (or without pdfplumber) is pypdf's text: reading order follows the content stream, columns
+may interleave, a hyphenated word stays split, and a PDF is one section.
 """
 
 from __future__ import annotations
@@ -37,28 +56,56 @@ from ragline.types import Document
 PAGE_SEPARATOR = "\n\n"
 
 
-def load_pdf(path: Path, relative: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Document:
-    """One PDF file as a Document; raises ``InputError`` saying what is wrong with it."""
+def load_pdf(path: Path, relative: Path, max_bytes: int = DEFAULT_MAX_BYTES, layout: bool | None = None) -> Document:
+    """One PDF file as a Document; raises ``InputError`` saying what is wrong with it.
+
+    ``layout``: read tables, headings and page furniture with pdfplumber (None: when it is installed)."""
     data = read_capped(path, max_bytes)
     where = str(path)
-    if b"%PDF-" not in data[:1024]:
-        raise InputError(where, "not a PDF (no %PDF- header)")
-    if b"%%EOF" not in data[-1024:]:  # viewers accept the marker anywhere in the last 1 KiB
-        raise InputError(where, "truncated PDF (no %%EOF marker at the end): download or export it again")
-    pages, pdf_title = _read(data, where)
-    if not pages:
-        raise InputError(where, "corrupt PDF: it has no pages (a broken page tree?)")
-    if not any(text.strip() for text in pages):
-        raise InputError(where, "no extractable text (scanned image? run OCR first)")
+    pages, pdf_title, ocr = _pages(data, where, layout)
     text, page_starts = "", []
     for page in pages:
         text += PAGE_SEPARATOR if text else ""
         page_starts.append(len(text))
         text += page
     metadata: dict[str, Any] = {"pages": len(pages), "page_starts": page_starts}
+    if ocr:
+        metadata["ocr_pages"] = ocr
     with_sidecar(metadata, path, "PDF")
     title = str(metadata.pop("title", "") or pdf_title or path.stem)
     return Document(document_id(relative), text, title, metadata, source=relative.as_posix())
+
+
+def pdf_text(data: bytes, where: str) -> str:
+    """The text of a PDF given as bytes (an e-mail's attachment), pages separated by blank lines."""
+    return PAGE_SEPARATOR.join(_pages(data, where, None)[0])
+
+
+def _pages(data: bytes, where: str, layout: bool | None) -> tuple[list[str], str, list[int]]:
+    """Each page's text, the /Title and the scanned pages' numbers; or ``InputError``."""
+    if b"%PDF-" not in data[:1024]:
+        raise InputError(where, "not a PDF (no %PDF- header)")
+    if b"%%EOF" not in data[-1024:]:  # viewers accept the marker anywhere in the last 1 KiB
+        raise InputError(where, "truncated PDF (no %%EOF marker at the end): download or export it again")
+    pages, pdf_title = _read(data, where, text=not _use_layout(layout))
+    if not pages:
+        raise InputError(where, "corrupt PDF: it has no pages (a broken page tree?)")
+    ocr: list[int] = []
+    if _use_layout(layout):
+        from ragline.ingest.pdf_layout import read_layout
+
+        pages, ocr = read_layout(data, where)
+    if not any(text.strip() for text in pages):
+        raise InputError(where, "no extractable text (scanned image? run OCR first)")
+    return pages, pdf_title, ocr
+
+
+def _use_layout(layout: bool | None) -> bool:
+    if layout is not None:
+        return layout
+    import importlib.util
+
+    return importlib.util.find_spec("pdfplumber") is not None
 
 
 def page_at(document: Document, offset: int) -> int | None:
@@ -69,8 +116,8 @@ def page_at(document: Document, offset: int) -> int | None:
     return max(bisect_right(starts, offset), 1)
 
 
-def _read(data: bytes, where: str) -> tuple[list[str], str]:
-    """The text of each page and the /Title, or ``InputError``."""
+def _read(data: bytes, where: str, text: bool = True) -> tuple[list[str], str]:
+    """The text of each page (with ``text``; else "" for each: the file checked only) and the /Title."""
     from pypdf import PdfReader
     from pypdf.errors import PdfReadError
 
@@ -84,6 +131,8 @@ def _read(data: bytes, where: str) -> tuple[list[str], str]:
             raise
         except (PdfReadError, ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError) as error:
             raise InputError(where, f"corrupt PDF, cannot be read ({type(error).__name__}: {error})") from None
+        if not text:
+            return [""] * len(pages), _title(reader)
         texts = []
         for number, page in enumerate(pages, start=1):
             try:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragline.anchors import anchor_of
 from ragline.errors import FilterSyntaxError, InputError, RaglineError
 from ragline.principals import Principal
 from ragline.server.engine import Engine
@@ -51,6 +52,7 @@ def hit_json(hit: Any, retriever: str) -> dict[str, Any]:
         "section": section_of(hit),
         "retriever": retriever,
         "text": hit.text,
+        **anchor_of(hit.metadata),
     }
 
 
@@ -62,17 +64,21 @@ def document_json(engine: Engine, principal: Principal, doc_id: str) -> dict[str
     return {
         "doc_id": doc_id,
         "title": chunks[0].title,
-        "chunks": [{"chunk_id": c.doc_id, "text": c.text, "section": section_of(c)} for c in chunks],
+        "chunks": [
+            {"chunk_id": c.doc_id, "text": c.text, "section": section_of(c), **anchor_of(c.metadata)} for c in chunks
+        ],
     }
 
 
 def answer_json(engine: Engine, answer: Any, context: Any) -> dict[str, Any]:
     """An answer as the API returns it: text, citations (with the chunk to open), sources, trace."""
+    from ragline.answer.citations import citations_json
+
     trace = answer.details.get("trace")
     out = {
         "answer": answer.text,
         "abstained": answer.abstained,
-        "citations": [c.to_dict() for c in answer.citations],
+        "citations": citations_json(answer.citations, context),
         "attributed": bool(answer.details.get("attributed")),
         "conflicts": answer.details.get("conflicts", []),
         "sources": [{**hit_json(s.hit, engine.retrieved_by), "n": s.n} for s in context.sources],

@@ -91,6 +91,24 @@ function citeButton(n, result) {
   return button;
 }
 
+// "p. 3", "slide 2", "sheet Rates": where in its file a source or chunk is (the JSON's page, slide, sheet).
+function anchorLabel(item) {
+  const parts = [];
+  if (item.page != null) parts.push(`p. ${item.page}`);
+  if (item.slide != null) parts.push(`slide ${item.slide}`);
+  if (item.sheet != null) parts.push(`sheet ${item.sheet}`);
+  return parts.join(", ");
+}
+
+// A link to the cited place: opens the document at the cited chunk, labelled with its page, slide or sheet.
+function anchorLink(n, item, result) {
+  const label = anchorLabel(item);
+  if (!label) return "";
+  const link = el("a", { class: "anchor", href: "#", "data-anchor": label }, label);
+  link.addEventListener("click", (event) => { event.preventDefault(); openCitation(n, result); });
+  return link;
+}
+
 function renderResult(result) {
   if (result.abstained) { $("answer").textContent = "The sources do not answer this question."; $("answer").className = "abstained"; }
   else renderAnswer(result.answer, result);
@@ -98,14 +116,15 @@ function renderResult(result) {
   if (result.citations.length) {
     list.append(el("h2", {}, "Citations"));
     for (const c of result.citations) {
-      const row = el("p", {}, citeButton(c.n, result), " ", c.title || c.doc_id, " ", el("span", { class: "hint" }, `(${c.doc_id})`));
+      const row = el("p", {}, citeButton(c.n, result), " ", c.title || c.doc_id, " ", el("span", { class: "hint" }, `(${c.doc_id})`),
+        " ", anchorLink(c.n, c, result));
       list.append(row);
     }
   }
   const body = $("sources").tBodies[0];
   for (const s of result.sources) {
     body.append(el("tr", {}, el("td", {}, s.n), el("td", {}, s.score.toFixed(3)), el("td", {}, s.retriever),
-      el("td", {}, s.title || s.doc_id, el("br"), el("span", { class: "hint" }, s.section || s.doc_id)),
+      el("td", {}, s.title || s.doc_id, el("br"), el("span", { class: "hint" }, s.section || s.doc_id), " ", anchorLink(s.n, s, result)),
       el("td", { class: "text" }, s.text.slice(0, 240) + (s.text.length > 240 ? "…" : ""))));
   }
   if (result.trace_text) { $("trace").textContent = result.trace_text; $("trace-box").hidden = false; }
@@ -126,7 +145,8 @@ async function openCitation(n, result) {
   for (const chunk of doc.chunks) {
     const isCited = chunk.chunk_id === citation.chunk_id;
     const node = el("div", { class: "chunk" + (isCited ? " cited" : ""), "data-chunk": chunk.chunk_id });
-    if (chunk.section) node.append(el("div", { class: "hint" }, chunk.section));
+    const where = [chunk.section, anchorLabel(chunk)].filter(Boolean).join(" · ");
+    if (where) node.append(el("div", { class: "hint" }, where));
     node.append(...(isCited ? highlight(chunk.text, result.answer) : [chunk.text]));
     body.append(node);
     if (isCited) cited = node;
