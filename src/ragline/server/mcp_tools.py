@@ -88,7 +88,7 @@ def build_mcp(engine: Engine, principal: Principal) -> MCPServer:
 
     @server.tool(description="The index (documents, generation, settings), the pipeline, and who this server acts as.")
     def status() -> dict[str, Any]:
-        return {**engine.status(), "principal": principal.to_dict()}
+        return {**engine.status(principal), "principal": principal.to_dict()}
 
     @server.resource(
         DOCUMENT_URI,
