@@ -404,7 +404,7 @@ class _Subset:
 
 
 def stale_files(index: Any) -> list[dict[str, Any]]:
-    """``{"path", "reason"}`` for each file that changed, appeared or vanished since ``index`` was synced.
+    """``{"path", "reason", "doc_id"}`` for each file that changed, appeared or vanished since ``index`` was synced.
 
     The folders are the ones ``ragline index`` recorded for the index; an index with none (built from
     the Python API or a corpus) reports nothing stale.
@@ -412,5 +412,7 @@ def stale_files(index: Any) -> list[dict[str, Any]]:
     out = []
     for source in recorded_sources(getattr(index, "path", None)):
         for document in folder_status(index, source).documents:
-            out.append({"path": document.source or document.doc_id, "reason": document.status})
+            out.append(
+                {"path": document.source or document.doc_id, "reason": document.status, "doc_id": document.doc_id}
+            )
     return out

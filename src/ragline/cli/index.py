@@ -24,7 +24,7 @@ from ragline.corpora.builtin import DEFAULT_INGEST
 from ragline.errors import ConfigError, RaglineError
 from ragline.freshness import VerifiedFiles, load_source, record_source, recorded_sources
 from ragline.index import Index
-from ragline.index.changes import SyncReport, mass_delete
+from ragline.index.changes import check_deletions
 from ragline.ingest import LoadReport
 from ragline.ingest.loaders import DOCUMENT_SUFFIXES
 from ragline.progress import stderr
@@ -158,34 +158,6 @@ def check_source(source: Path, index: Path, yes: bool) -> None:
     if resolved.is_relative_to(index.resolve()):
         raise ConfigError(f"{source} is the index {index} itself (or inside it): an index cannot index itself; "
                           "name the folder of your documents")  # fmt: skip
-
-
-def check_deletions(
-    report: SyncReport, source: Path, index: Path | str, recorded: list[str], withdrawn: set[str]
-) -> None:
-    """Refuse (``ConfigError``) a sync that deletes documents of another source, or most of the index.
-
-    ``recorded`` holds the sources ``ragline index`` recorded for the index: a folder (or BEIR folder)
-    other than those that would delete documents is another source, not a new version of this one.
-    ``withdrawn`` documents fail closed (bad metadata, links): removing them is never what stops a sync.
-    """
-    if not report.removed_documents - withdrawn:
-        return
-    folders = [s for s in recorded if not Path(s).is_file()]
-    resolved = str(source.resolve())
-    if folders and resolved not in folders:
-        raise ConfigError(
-            f"{index} was indexed from {folders[0]}, not {resolved}: syncing it would delete the "
-            f"{len(report.removed_documents)} documents {source} lacks. Nothing was written. Index it into "
-            "another --index, or add --allow-mass-delete to make the index mirror it"
-        )
-    deleted = mass_delete(report, withdrawn)
-    if deleted:
-        raise ConfigError(
-            f"this sync would delete {deleted} of the {report.live_documents} documents in "
-            f"{index}: are files of {source} missing (unmounted, moved)? Nothing was written; add "
-            "--allow-mass-delete if the deletions are intended"
-        )
 
 
 def _dry_run(args: argparse.Namespace, path: Path, settings: Any, loaded: LoadReport) -> int:

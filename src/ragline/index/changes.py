@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from ragline.errors import ConfigError
 from ragline.index.segment import Segment
 from ragline.index.storage import write_segment
 from ragline.types import Document
@@ -44,6 +46,41 @@ def mass_delete(report: SyncReport, withdrawn: Collection[str] = ()) -> int:
     """
     deleted, live = len(report.removed_documents - set(withdrawn)), report.live_documents
     return deleted if deleted > 0 and (2 * deleted > live or deleted == live) else 0
+
+
+def check_deletions(
+    report: SyncReport,
+    source: Path,
+    index: Path | str,
+    recorded: list[str],
+    withdrawn: set[str],
+    override: str = "--allow-mass-delete",
+) -> None:
+    """Refuse (``ConfigError``) a sync that deletes documents of another source, or most of the index.
+
+    ``recorded`` holds the sources ``ragline index`` recorded for the index: a folder (or BEIR folder)
+    other than those that would delete documents is another source, not a new version of this one.
+    ``withdrawn`` documents fail closed (bad metadata, links): removing them is never what stops a sync.
+    ``override`` names what lets the caller go on (the CLI's flag, the server's request field).
+    """
+
+    if not report.removed_documents - withdrawn:
+        return
+    folders = [s for s in recorded if not Path(s).is_file()]
+    resolved = str(source.resolve())
+    if folders and resolved not in folders:
+        raise ConfigError(
+            f"{index} was indexed from {folders[0]}, not {resolved}: syncing it would delete the "
+            f"{len(report.removed_documents)} documents {source} lacks. Nothing was written. Index it into "
+            f"another --index, or add {override} to make the index mirror it"
+        )
+    deleted = mass_delete(report, withdrawn)
+    if deleted:
+        raise ConfigError(
+            f"this sync would delete {deleted} of the {report.live_documents} documents in "
+            f"{index}: are files of {source} missing (unmounted, moved)? Nothing was written; add "
+            f"{override} if the deletions are intended"
+        )
 
 
 # Characters of pending text analyzed into one segment at a time (whole documents, so a little more):

@@ -58,6 +58,11 @@ class SearchRequest(BaseModel):
 class SyncRequest(BaseModel):
     folder: str = Field(min_length=1, max_length=4096, description="a folder on the server's disk")
     prune: bool = Field(True, description="remove indexed documents no longer in the folder")
+    allow_mass_delete: bool = Field(
+        False,
+        description="go on when the sync would delete more than half of the index's documents (or all), "
+        "or documents of another folder than the one the index was built from (else 400, nothing written)",
+    )
 
 
 class EvalRequest(BaseModel):
@@ -237,8 +242,13 @@ def create_app(engine: Engine, keys: KeyRing, settings: ServerSettings | None = 
 
     @app.get("/v1/status", tags=["read"])
     async def status(key: Key) -> dict[str, Any]:
-        """Documents, generation, stamps and (when a freshness check is installed) stale files."""
-        return {**(await bounded(engine.status)), "principal": key.principal.to_dict(), "admin": key.admin}
+        """Documents, generation, stamps and (when a freshness check is installed) stale files, as far as the
+        key's principal may read them: a key with groups is counted and told only what it may read."""
+        return {
+            **(await bounded(lambda: engine.status(key.principal))),
+            "principal": key.principal.to_dict(),
+            "admin": key.admin,
+        }
 
     # -- writing (admin keys) ---------------------------------------------------------------------
     @app.post("/v1/index/sync", tags=["index"])
@@ -247,7 +257,7 @@ def create_app(engine: Engine, keys: KeyRing, settings: ServerSettings | None = 
         folder = Path(body.folder)
         if not folder.is_absolute() or not folder.is_dir():
             raise HTTPException(404, f"{body.folder}: not an absolute path to a folder on the server")
-        return await bounded(lambda: engine.sync_folder(folder, body.prune))
+        return await bounded(lambda: engine.sync_folder(folder, body.prune, allow_mass_delete=body.allow_mass_delete))
 
     @app.post("/v1/index/upload", tags=["index"])
     async def upload(key: Admin, files: Annotated[list[UploadFile], File(description="documents")]) -> dict[str, Any]:

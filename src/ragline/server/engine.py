@@ -28,7 +28,8 @@ if TYPE_CHECKING:
     from ragline.answer.pipeline import Prepared
 
 # Stale files (documents changed on disk since the index was synced) come from the freshness module
-# when one is installed: a callable (index) -> list of {"path", "reason"} dicts, set by the app's maker.
+# when one is installed: a callable (index) -> list of {"path", "reason", "doc_id"} dicts, set by the
+# app's maker. ``status`` shows a restricted principal only the entries of documents it may read.
 StaleFiles = Callable[[Index], list[dict[str, Any]]]
 
 
@@ -118,21 +119,28 @@ class Engine:
         return [Hit(d.id, 0.0, i + 1, d.title, d.text, d.metadata, d.parent) for i, d in enumerate(visible)]
 
     # -- status and indexing ----------------------------------------------------------------------
-    def status(self) -> dict[str, Any]:
+    def status(self, principal: Principal) -> dict[str, Any]:
+        """The index as ``principal`` may see it: a principal with groups is told only of the chunks it may
+        read (``documents``, ``deleted`` None) and of the stale files of documents it may read; a file new on
+        disk (not indexed yet, so no ACL known) or a failed check is shown to an unrestricted principal only."""
         with self.index_lock:
             self.index.refresh()  # a `ragline index` run by another process since: report (and serve) it
             info = self.index.info()
+            readable = None if principal.groups is None else self._readable(principal)
         stale = None
         if self.stale_files is not None:
             try:
                 stale = self.stale_files(self.index)
             except RaglineError as error:
                 stale = [{"path": None, "reason": str(error)}]
+            if readable is not None:
+                stale = [s for s in stale if s.get("doc_id") in readable[1]]
+            stale = [{"path": s["path"], "reason": s["reason"]} for s in stale]
         return {
             "index": info["path"],
             "builtin": self.builtin,
-            "documents": info["documents"],
-            "deleted": info["deleted"],
+            "documents": info["documents"] if readable is None else readable[0],
+            "deleted": info["deleted"] if readable is None else None,
             "generation": info["generation"],
             "created_at": info["created_at"],
             "committed_at": info["committed_at"],
@@ -143,9 +151,26 @@ class Engine:
             "pipeline": self.pipeline.config(),
         }
 
-    def sync_folder(self, folder: Path, prune: bool = True, max_bytes: int = 50 * 1024 * 1024) -> dict[str, Any]:
-        """Index ``folder`` the way `ragline index` does (with the index's stamped chunking), then serve it."""
-        from ragline.cli.index import load_source
+    def _readable(self, principal: Principal) -> tuple[int, set[str]]:
+        """(live chunks, their document ids) that ``principal`` may read; call under the index lock."""
+        chunks, documents = 0, set()
+        for d in self.index.documents():
+            if principal.can_read(d.metadata.get("acl")):
+                chunks += 1
+                documents.add(d.document_id)
+        return chunks, documents
+
+    def sync_folder(
+        self, folder: Path, prune: bool = True, max_bytes: int = 50 * 1024 * 1024, allow_mass_delete: bool = False
+    ) -> dict[str, Any]:
+        """Index ``folder`` the way `ragline index` does (with the index's stamped chunking), then serve it.
+
+        Like `ragline index`, a sync that would delete more than half of the index's documents (or all), or
+        the documents of another folder than the one recorded for the index, is refused (``ConfigError``,
+        nothing written) unless ``allow_mass_delete``.
+        """
+        from ragline.freshness import load_source, recorded_sources
+        from ragline.index.changes import check_deletions
 
         if self.builtin or self.index.path is None:
             raise ConfigError(
@@ -163,6 +188,9 @@ class Engine:
             units, _ = chunk_documents(loaded.documents, IngestConfig(settings.chunker, settings.context))
         with self.write_lock, Index.open(self.index.path) as writer:
             report = writer.sync(units, prune=prune, keep=loaded.keep)
+            if not allow_mass_delete:  # before the commit: raising drops what the sync staged
+                check_deletions(report, folder, self.index.path, recorded_sources(self.index.path),
+                                getattr(loaded, "withdrawn", set()), "allow_mass_delete: true")  # fmt: skip
             writer.commit()
         with self.index_lock:
             self.index.refresh()

@@ -71,8 +71,8 @@ def build_mcp(engine: Engine, principal: Principal) -> MCPServer:
         question: Annotated[str, Field(min_length=1, max_length=MAX_QUESTION, description="the question")],
     ) -> dict[str, Any]:
         try:
-            context = None if engine.agent else engine.context(principal, question)
-            *_, (answer, context) = engine.stream_answer(principal, question, context)
+            prepared = None if engine.agent else engine.prepare(principal, question)
+            *_, (answer, context) = engine.stream_answer(principal, question, prepared)
         except RaglineError as error:
             raise _tool_error(error) from None
         return answer_json(engine, answer, context)
@@ -88,7 +88,7 @@ def build_mcp(engine: Engine, principal: Principal) -> MCPServer:
 
     @server.tool(description="The index (documents, generation, settings), the pipeline, and who this server acts as.")
     def status() -> dict[str, Any]:
-        return {**engine.status(), "principal": principal.to_dict()}
+        return {**engine.status(principal), "principal": principal.to_dict()}
 
     @server.resource(
         DOCUMENT_URI,
