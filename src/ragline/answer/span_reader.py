@@ -1,0 +1,134 @@
+"""Reader ``span``: a trained extractive reader (start/end heads over an encoder, a calibrated "no answer").
+
+``span:model=trained:NAME`` loads a model trained by ``ragline train reader`` (``ragline.train.reader``):
+an encoder (the packaged MiniLM fine-tuned on SQuAD-style data) with a start and an end logit per word
+piece. Each of the top ``k`` sources is read in windows of ``max_length`` word pieces overlapping by
+``stride``; the best span over every window and source is the answer, cited to the source it came from,
+unless the ``[CLS]`` "no answer" score beats it by more than the threshold calibrated on the trainer's dev
+slice (``ragline.answer.span_decode``). The span is a substring of the cited source.
+
+A yes/no question ("Is ...", "Were both ...") has no span to point at: SQuAD has none, and ragline trains
+on nothing else. The general rule here: a question opened by an auxiliary verb without an alternative
+(" or ") is polar; it is answered "yes" when the reader finds an answerable span in the sources (the
+sources speak to it) and declined otherwise (``yes_no="yes"``; ``"off"`` reads it as any other question).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ragline.answer.span_decode import SpanChoice, Window, decode
+from ragline.errors import ModelError
+
+DEFAULT_MAX_LENGTH = 256
+DEFAULT_STRIDE = 64
+DEFAULT_MAX_TOKENS = 30
+SETTINGS_FILE = "span.json"  # what the trainer calibrated: threshold, window settings
+_POLAR = re.compile(
+    r"^\s*(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|shall|may|might|must)\b",
+    re.IGNORECASE,
+)
+
+
+def is_polar(question: str) -> bool:
+    """A yes/no question: opened by an auxiliary verb and offering no alternatives ("... or ...")."""
+    return bool(_POLAR.match(question)) and not re.search(r"\bor\b", question, re.IGNORECASE)
+
+
+@dataclass(slots=True)
+class Encoded:
+    """The windows of one question over some passages: the model's input and where each piece lies."""
+
+    inputs: dict[str, Any]
+    passages: list[int]  # per window, the passage it reads
+    offsets: list[list[tuple[int, int] | None]]  # per window, per piece: chars in its passage, None outside
+
+
+def encode_windows(tokenizer: Any, question: str, passages: Sequence[str], max_length: int, stride: int) -> Encoded:
+    """``[CLS] question [SEP] window [SEP]`` for every window of every passage (a fast tokenizer's overflow)."""
+    return encode_pairs(tokenizer, [question] * len(passages), passages, max_length, stride)
+
+
+def encode_pairs(
+    tokenizer: Any, questions: Sequence[str], passages: Sequence[str], max_length: int, stride: int
+) -> Encoded:
+    """The windows of each (question, passage) pair; ``Encoded.passages`` numbers the pair of each window."""
+    if not passages:
+        return Encoded({}, [], [])
+    batch = tokenizer(
+        list(questions),
+        list(passages),
+        truncation="only_second",
+        max_length=max_length,
+        stride=stride,
+        return_overflowing_tokens=True,
+        return_offsets_mapping=True,
+        padding="longest",
+        return_tensors="pt",
+    )
+    mapping = batch.pop("overflow_to_sample_mapping").tolist()
+    offsets_all = batch.pop("offset_mapping").tolist()
+    offsets: list[list[tuple[int, int] | None]] = []
+    for w in range(len(mapping)):
+        ids = batch.sequence_ids(w)
+        offsets.append([tuple(o) if s == 1 else None for o, s in zip(offsets_all[w], ids)])  # type: ignore[misc]
+    return Encoded(dict(batch), mapping, offsets)
+
+
+def score_windows(model: Any, encoded: Encoded, batch_size: int = 16) -> list[Window]:
+    """The model's start/end logits for every window (inference mode)."""
+    import torch
+
+    windows: list[Window] = []
+    if not encoded.passages:
+        return windows
+    model.eval()
+    n = len(encoded.passages)
+    with torch.inference_mode():
+        for first in range(0, n, batch_size):
+            part = {key: value[first : first + batch_size] for key, value in encoded.inputs.items()}
+            out = model(**part)
+            starts, ends = out.start_logits.float().numpy(), out.end_logits.float().numpy()
+            for i in range(starts.shape[0]):
+                w = first + i
+                windows.append(Window(encoded.passages[w], starts[i], ends[i], encoded.offsets[w]))
+    return windows
+
+
+def read_spans(
+    model: Any,
+    tokenizer: Any,
+    question: str,
+    passages: Sequence[str],
+    max_length: int = DEFAULT_MAX_LENGTH,
+    stride: int = DEFAULT_STRIDE,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+) -> SpanChoice:
+    """The best span of ``passages`` for ``question`` (and the null score): encode, score, decode."""
+    windows = score_windows(model, encode_windows(tokenizer, question, passages, max_length, stride))
+    return decode(windows, max_tokens)
+
+
+def load_span_model(model: str) -> tuple[Any, Any, dict[str, Any]]:
+    """(model, tokenizer, calibrated settings) of ``model`` (``trained:NAME``, a folder or a hub id)."""
+    import json
+
+    from transformers import AutoModelForQuestionAnswering, AutoTokenizer
+
+    from ragline.train.models import resolve_model
+
+    path = resolve_model(model, "reader")
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        network = AutoModelForQuestionAnswering.from_pretrained(path)
+    except (OSError, ValueError) as error:
+        raise ModelError(f"span reader model {model!r} ({path}) could not be loaded: {error}") from error
+    if not getattr(tokenizer, "is_fast", False):
+        raise ModelError(f"span reader model {model!r}: needs a fast tokenizer (character offsets of word pieces)")
+    settings_path = Path(path) / SETTINGS_FILE
+    settings = json.loads(settings_path.read_text(encoding="utf-8")) if settings_path.is_file() else {}
+    return network, tokenizer, settings
