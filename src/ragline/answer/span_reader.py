@@ -21,8 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ragline.answer.context import Context
 from ragline.answer.span_decode import SpanChoice, Window, decode
-from ragline.errors import ModelError
+from ragline.errors import ConfigError, ModelError
+from ragline.types import Answer, Citation
 
 DEFAULT_MAX_LENGTH = 256
 DEFAULT_STRIDE = 64
@@ -132,3 +134,75 @@ def load_span_model(model: str) -> tuple[Any, Any, dict[str, Any]]:
     settings_path = Path(path) / SETTINGS_FILE
     settings = json.loads(settings_path.read_text(encoding="utf-8")) if settings_path.is_file() else {}
     return network, tokenizer, settings
+
+
+_LOADED: dict[str, tuple[Any, Any, dict[str, Any]]] = {}
+
+
+class SpanReader:
+    """Reads the top ``top_k`` sources with a trained span model; see the module doc.
+
+    ``threshold``, ``max_length``, ``stride`` and ``max_answer_tokens`` default to what the trainer stored
+    with the model (``span.json``: the threshold calibrated on its dev slice).
+    """
+
+    name = "span"
+
+    def __init__(
+        self,
+        model: str = "trained:squad",
+        top_k: int = 5,
+        threshold: float | None = None,
+        max_length: int | None = None,
+        stride: int | None = None,
+        max_answer_tokens: int | None = None,
+        yes_no: str = "yes",
+    ) -> None:
+        if yes_no not in ("yes", "off"):
+            raise ConfigError(f"span reader yes_no={yes_no!r}: 'yes' (the polar-question rule) or 'off'")
+        if top_k < 1:
+            raise ConfigError(f"span reader top_k={top_k}: at least 1")
+        if model not in _LOADED:
+            _LOADED[model] = load_span_model(model)
+        self.network, self.tokenizer, stored = _LOADED[model]
+        self.model, self.top_k, self.yes_no = model, top_k, yes_no
+        self.threshold = float(threshold if threshold is not None else stored.get("threshold", 0.0))
+        self.max_length = int(max_length or stored.get("max_length", DEFAULT_MAX_LENGTH))
+        self.stride = int(stride or stored.get("stride", DEFAULT_STRIDE))
+        self.max_answer_tokens = int(max_answer_tokens or stored.get("max_answer_tokens", DEFAULT_MAX_TOKENS))
+        if self.stride >= self.max_length // 2:
+            raise ConfigError(f"span reader stride {self.stride} must be under half of max_length {self.max_length}")
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "model": self.model,
+            "top_k": self.top_k,
+            "threshold": self.threshold,
+            "max_length": self.max_length,
+            "stride": self.stride,
+            "max_answer_tokens": self.max_answer_tokens,
+            "yes_no": self.yes_no,
+        }
+
+    def read(self, question: str, context: Context) -> Answer:
+        sources = list(context.sources[: self.top_k])
+        passages = [source.text for source in sources]
+        choice = read_spans(
+            self.network, self.tokenizer, question, passages, self.max_length, self.stride, self.max_answer_tokens
+        )
+        details: dict[str, Any] = {"threshold": self.threshold, "score": choice.score, "null": choice.null}
+        if choice.passage is None or choice.margin > self.threshold:
+            details["reason"] = "no answer: the null score beats the best span by more than the threshold"
+            if choice.passage is not None:
+                details["candidate"] = passages[choice.passage][choice.start : choice.end]
+            return Answer("", True, [], self.name, details)
+        source = sources[choice.passage]
+        span = source.text[choice.start : choice.end]
+        hit = source.hit
+        citation = Citation(source.n, source.doc_id, hit.doc_id, hit.title, hit.text, True)
+        details.update(span=span, start=choice.start, end=choice.end)
+        if self.yes_no == "yes" and is_polar(question):
+            details["polar"] = "an answerable span was found for a yes/no question: answered yes"
+            return Answer("yes", False, [citation], self.name, details)
+        return Answer(span, False, [citation], self.name, details)
