@@ -143,13 +143,13 @@ def add_parser(sub: Any) -> None:
         "reader only (DATASET: SQuAD-layout JSON lines, e.g. reader_train/squad_v1.1_train.jsonl.gz)"
     )
     reader.add_argument(
-        "--max-questions", dest="max_questions", type=positive_int, help="train questions sampled (4000)"
+        "--max-questions", dest="max_questions", type=positive_int, help="train questions sampled (6000)"
     )
-    reader.add_argument("--dev-questions", dest="dev_questions", type=positive_int, help="dev questions read (300)")
+    reader.add_argument("--dev-questions", dest="dev_questions", type=positive_int, help="dev questions read (100)")
     reader.add_argument("--no-answer", dest="no_answer", choices=("both", "other", "removed", "none"),
                         help="how no-answer examples are made (both)")  # fmt: skip
     reader.add_argument("--no-answer-share", dest="no_answer_share", type=float, help="no-answer per question (0.5)")
-    reader.add_argument("--stride", type=positive_int, help="overlap of a passage's windows, word pieces (64)")
+    reader.add_argument("--stride", type=positive_int, help="overlap of a passage's windows, word pieces (32)")
     reader.add_argument(
         "--max-answer-tokens", dest="max_answer_tokens", type=positive_int, help="longest answer, word pieces (30)"
     )
