@@ -115,10 +115,11 @@ def read_spans(
     return decode(windows, max_tokens)
 
 
-def load_span_model(model: str) -> tuple[Any, Any, dict[str, Any]]:
-    """(model, tokenizer, calibrated settings) of ``model`` (``trained:NAME``, a folder or a hub id)."""
-    import json
+def load_qa_model(model: str, what: str = "span reader model") -> tuple[Any, Any, Path]:
+    """(network with start/end heads, fast tokenizer, folder) of ``model``: ``trained:NAME``, a folder or a hub id.
 
+    A plain encoder (the packaged MiniLM) gets a new, untrained head: what the trainer starts from.
+    """
     from transformers import AutoModelForQuestionAnswering, AutoTokenizer
 
     from ragline.train.models import resolve_model
@@ -128,10 +129,18 @@ def load_span_model(model: str) -> tuple[Any, Any, dict[str, Any]]:
         tokenizer = AutoTokenizer.from_pretrained(path)
         network = AutoModelForQuestionAnswering.from_pretrained(path)
     except (OSError, ValueError) as error:
-        raise ModelError(f"span reader model {model!r} ({path}) could not be loaded: {error}") from error
+        raise ModelError(f"{what} {model!r} ({path}) could not be loaded: {error}") from error
     if not getattr(tokenizer, "is_fast", False):
-        raise ModelError(f"span reader model {model!r}: needs a fast tokenizer (character offsets of word pieces)")
-    settings_path = Path(path) / SETTINGS_FILE
+        raise ModelError(f"{what} {model!r}: a span reader needs a fast tokenizer (character offsets of pieces)")
+    return network, tokenizer, Path(path)
+
+
+def load_span_model(model: str) -> tuple[Any, Any, dict[str, Any]]:
+    """(model, tokenizer, calibrated settings) of a trained span reader (``span.json``: its threshold...)."""
+    import json
+
+    network, tokenizer, path = load_qa_model(model)
+    settings_path = path / SETTINGS_FILE
     settings = json.loads(settings_path.read_text(encoding="utf-8")) if settings_path.is_file() else {}
     return network, tokenizer, settings
 

@@ -27,7 +27,6 @@ stored with the best step (``span.json``) and used by reader ``span``. Seeded, r
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 import random
 import time
@@ -37,13 +36,14 @@ from pathlib import Path
 from typing import Any
 
 from ragline.answer.span_decode import best_threshold, decode
-from ragline.answer.span_reader import SETTINGS_FILE, encode_pairs, encode_windows, score_windows
+from ragline.answer.span_reader import SETTINGS_FILE, encode_pairs, encode_windows, load_qa_model, score_windows
 from ragline.answer.spans import sentences
-from ragline.errors import ConfigError, InputError, ModelError
+from ragline.errors import ConfigError, InputError
 from ragline.eval.answers import f1 as answer_f1
+from ragline.models.weights import sha256_file
 from ragline.train.data import rng_for, seed_all
 from ragline.train.loop import TrainingRun
-from ragline.train.models import resolve_model, settings_key
+from ragline.train.models import settings_key
 
 Log = Callable[[str], None]
 NO_ANSWER_MODES = ("both", "other", "removed", "none")
@@ -288,14 +288,6 @@ def dev_figures(model: Any, tokenizer: Any, dev: list[QA], settings: ReaderTrain
     }
 
 
-def file_hash(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def train_reader(
     data_path: str | Path,
     name: str,
@@ -305,21 +297,13 @@ def train_reader(
 ) -> dict[str, Any]:
     """Train a span reader on ``data_path`` and save it as ``trained:NAME``; its card."""
     import torch
-    from transformers import AutoModelForQuestionAnswering, AutoTokenizer
 
     started, cpu_started = time.perf_counter(), time.process_time()
     settings.check()
     torch.set_num_threads(settings.threads)
     train, dev_examples, counts = training_examples(data_path, settings, log)
     seed_all(settings.seed)
-    base = resolve_model(settings.base, "reader")
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(base)
-        model = AutoModelForQuestionAnswering.from_pretrained(base)
-    except (OSError, ValueError) as error:
-        raise ModelError(f"base model {settings.base!r} ({base}) could not be loaded: {error}") from error
-    if not getattr(tokenizer, "is_fast", False):
-        raise ModelError(f"base model {settings.base!r}: a span reader needs a fast tokenizer (piece offsets)")
+    model, tokenizer, _ = load_qa_model(settings.base, "base model")
     run = TrainingRun("reader", name, settings, model, log, started, figure="f1")
     order = run.plan(len(train), settings.batch_size)
     run.resume()
@@ -364,7 +348,7 @@ def train_reader(
     path = Path(data_path)
     stored = json.loads((run.partial / "best" / SETTINGS_FILE).read_text(encoding="utf-8"))
     return run.publish(
-        ReaderData(path.name, path, file_hash(path)),
+        ReaderData(path.name, path, sha256_file(path)),
         counts,
         "mean F1 over the dev slice's answerable and no-answer examples at the calibrated threshold",
         {"best_figures": stored["dev"], "curve": run.state.get("curve", [])},
