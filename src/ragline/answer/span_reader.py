@@ -151,8 +151,9 @@ _LOADED: dict[str, tuple[Any, Any, dict[str, Any]]] = {}
 class SpanReader:
     """Reads the top ``top_k`` sources with a trained span model; see the module doc.
 
-    ``threshold``, ``max_length``, ``stride`` and ``max_answer_tokens`` default to what the trainer stored
-    with the model (``span.json``: the threshold calibrated on its dev slice).
+    ``threshold``, ``max_length``, ``stride`` and ``max_answer_tokens`` default (``None``) to what the trainer
+    stored with the model (``span.json``: the threshold calibrated on its dev slice). The model is loaded at the
+    first question, as the other model-backed components are.
     """
 
     name = "span"
@@ -171,37 +172,37 @@ class SpanReader:
             raise ConfigError(f"span reader yes_no={yes_no!r}: 'yes' (the polar-question rule) or 'off'")
         if top_k < 1:
             raise ConfigError(f"span reader top_k={top_k}: at least 1")
-        if model not in _LOADED:
-            _LOADED[model] = load_span_model(model)
-        self.network, self.tokenizer, stored = _LOADED[model]
+        if max_length is not None and stride is not None and stride >= max_length // 2:
+            raise ConfigError(f"span reader stride {stride} must be under half of max_length {max_length}")
         self.model, self.top_k, self.yes_no = model, top_k, yes_no
-        self.threshold = float(threshold if threshold is not None else stored.get("threshold", 0.0))
-        self.max_length = int(max_length or stored.get("max_length", DEFAULT_MAX_LENGTH))
-        self.stride = int(stride or stored.get("stride", DEFAULT_STRIDE))
-        self.max_answer_tokens = int(max_answer_tokens or stored.get("max_answer_tokens", DEFAULT_MAX_TOKENS))
-        if self.stride >= self.max_length // 2:
-            raise ConfigError(f"span reader stride {self.stride} must be under half of max_length {self.max_length}")
+        self.given = {"threshold": threshold, "max_length": max_length, "stride": stride,
+                      "max_answer_tokens": max_answer_tokens}  # fmt: skip
 
     def config(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "model": self.model,
-            "top_k": self.top_k,
-            "threshold": self.threshold,
-            "max_length": self.max_length,
-            "stride": self.stride,
-            "max_answer_tokens": self.max_answer_tokens,
-            "yes_no": self.yes_no,
-        }
+        return {"name": self.name, "model": self.model, "top_k": self.top_k, **self.given, "yes_no": self.yes_no}
+
+    def settings(self) -> tuple[Any, Any, dict[str, Any]]:
+        """(network, tokenizer, effective settings): the given ones, else the model's stored ones."""
+        if self.model not in _LOADED:
+            _LOADED[self.model] = load_span_model(self.model)
+        network, tokenizer, stored = _LOADED[self.model]
+        defaults = {"threshold": 0.0, "max_length": DEFAULT_MAX_LENGTH, "stride": DEFAULT_STRIDE,
+                    "max_answer_tokens": DEFAULT_MAX_TOKENS}  # fmt: skip
+        chosen = {k: v if v is not None else stored.get(k, defaults[k]) for k, v in self.given.items()}
+        if chosen["stride"] >= chosen["max_length"] // 2:
+            raise ConfigError(f"span reader stride {chosen['stride']} must be under half of max_length "
+                              f"{chosen['max_length']}")  # fmt: skip
+        return network, tokenizer, chosen
 
     def read(self, question: str, context: Context) -> Answer:
+        network, tokenizer, chosen = self.settings()
         sources = list(context.sources[: self.top_k])
         passages = [source.text for source in sources]
-        choice = read_spans(
-            self.network, self.tokenizer, question, passages, self.max_length, self.stride, self.max_answer_tokens
-        )
-        details: dict[str, Any] = {"threshold": self.threshold, "score": choice.score, "null": choice.null}
-        if choice.passage is None or choice.margin > self.threshold:
+        choice = read_spans(network, tokenizer, question, passages, int(chosen["max_length"]), int(chosen["stride"]),
+                            int(chosen["max_answer_tokens"]))  # fmt: skip
+        threshold = float(chosen["threshold"])
+        details: dict[str, Any] = {"threshold": threshold, "score": choice.score, "null": choice.null}
+        if choice.passage is None or choice.margin > threshold:
             details["reason"] = "no answer: the null score beats the best span by more than the threshold"
             if choice.passage is not None:
                 details["candidate"] = passages[choice.passage][choice.start : choice.end]
