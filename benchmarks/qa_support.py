@@ -77,7 +77,8 @@ def setups(bench: Path, work: Path) -> dict[str, Setup]:
         folder = export_beir(build_orrin(seed), work / name)
         return Setup(folder, lambda rs: rs, "hybrid", "fixed:size=100,overlap=30", "breadcrumb", "minilm")
 
-    docs = realdocs.build(work / "realdocs")
+    # The METADATA collection only: the corpus these halves were calibrated and reported on.
+    docs = realdocs.build(work / "realdocs", collections=("pypi-metadata",))
 
     def half(split: str) -> Any:
         return lambda rs: [r for r in rs if r["split"] == split]

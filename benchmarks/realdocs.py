@@ -1,23 +1,33 @@
-"""The real-document QA set: the METADATA of pinned packages in the venv, and hand-written questions.
+"""The real-document QA set: documentation found offline on the machine, and hand-written questions.
 
-Each document is one package's ``*.dist-info/METADATA`` exactly as installed (header fields, then its
-long description: license, authors, maintainers, what it does). Only packages pinned in
-pyproject.toml are used, so every machine that runs ``make setup`` has the same text; the SHA-256 of
-each METADATA file is recorded in ``SOURCES`` and checked, so a version change is reported, never
-silently evaluated. Questions (``benchmarks/realdocs/questions.jsonl``, written by hand) have gold
-answers and gold documents, some are unanswerable, and each belongs to the ``calibration`` or the
-``report`` half.
+Three collections, each document checked by the SHA-256 of its file (a changed version is reported, never
+silently evaluated):
 
-    .venv/bin/python benchmarks/realdocs.py --out benchmarks/data/realdocs            # all questions
-    .venv/bin/python benchmarks/realdocs.py --out DIR --split report                    # the reported half
+- ``pypi-metadata``: the ``*.dist-info/METADATA`` of 14 packages pinned in pyproject.toml (header fields, then
+  the long description: license, authors, what it does);
+- ``package-docs``: the Markdown documentation shipped inside the installed ``oletools`` and ``olefile``
+  packages (``oletools/doc``, ``olefile/doc``: what each tool does, its options, how to install);
+- ``debian-doc``: READMEs of Debian packages under ``/usr/share/doc`` (zstd, gzip, base-passwd, man-db, ed,
+  chromium, gpg-agent, procps; ``.gz`` files are read decompressed).
+
+Questions (``benchmarks/realdocs/questions.jsonl``, written by hand from the text before anything was run on
+them) have gold answers (aliases allowed), gold documents, a ``type`` (factoid, how-to, multi-sentence, list,
+not answerable) and a ``collection``. Two halves: **dev**, the 57 METADATA questions that earlier work ran on
+(its ``calibration`` and ``report`` halves), where settings are chosen; **test**, 135 new questions over the
+other two collections, reported once.
+
+    .venv/bin/python benchmarks/realdocs.py --out benchmarks/data/realdocs             # all questions
+    .venv/bin/python benchmarks/realdocs.py --out DIR --split test                      # the test half
 
 The output is a BEIR folder (``corpus.jsonl``, ``queries.jsonl``, ``qrels/test.tsv``, ``questions.jsonl``)
-that ``ragline eval DIR --reader extractive`` reads.
+that ``ragline eval DIR --reader extractive`` reads; the corpus always holds every document of the
+collections built (all three by default), so a question never sees only its own collection.
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import hashlib
 import json
 import sysconfig
@@ -26,7 +36,10 @@ from pathlib import Path
 from ragline.errors import InputError
 
 QUESTIONS = Path(__file__).parent / "realdocs" / "questions.jsonl"
-SPLITS = ("calibration", "report")
+SPLITS = ("calibration", "report", "test")  # a question's own split
+HALVES = {"dev": ("calibration", "report"), "test": ("test",)}  # what --split may also name
+COLLECTIONS = ("pypi-metadata", "package-docs", "debian-doc")
+DEBIAN_DOC = Path("/usr/share/doc")
 
 # document id -> (dist-info folder, SHA-256 of its METADATA); versions as pinned in pyproject.toml.
 SOURCES: dict[str, tuple[str, str]] = {
@@ -46,53 +59,184 @@ SOURCES: dict[str, tuple[str, str]] = {
     "rich": ("rich-15.0.0.dist-info", "fad34fc603fac4481bf81f8dd629492fc302c0ec31909c86644751512afb2e3b"),
 }
 
+# document id -> (collection, path under its root, SHA-256 of the file as stored): the two other collections.
+# package-docs lie in site-packages (oletools 0.60.2, olefile 0.47); debian-doc under /usr/share/doc.
+FILES: dict[str, tuple[str, str, str]] = {
+    "oletools-Home": (
+        "package-docs",
+        "oletools/doc/Home.md",
+        "8b5f8d9ba97926c8953075d6d1e31c667c6123588fb12050e476ca2c2d27c4a2",
+    ),
+    "oletools-mraptor": (
+        "package-docs",
+        "oletools/doc/mraptor.md",
+        "006e66e06c05d0cae558e6f4ccd0d7d5cb4f735e6bbd0d846236538a55bd8d44",
+    ),
+    "oletools-oleid": (
+        "package-docs",
+        "oletools/doc/oleid.md",
+        "e7555d75c1f474685dc5043b3c27675260a475f246f0b081170b61b7de8419cf",
+    ),
+    "oletools-msodde": (
+        "package-docs",
+        "oletools/doc/msodde.md",
+        "462579a96d1b79905ffa599a4b0771b79e5edea6bd638e759a55d6b03bda864e",
+    ),
+    "oletools-rtfobj": (
+        "package-docs",
+        "oletools/doc/rtfobj.md",
+        "cf1399a1de5e47367f6b7a507a231bb980fd013dee36c640056a7ceb5426bbca",
+    ),
+    "oletools-Install": (
+        "package-docs",
+        "oletools/doc/Install.md",
+        "bf23ff48233a2d5aa66021d6894f19e9220b22bc63a603dc243e35e98d337385",
+    ),
+    "oletools-oletimes": (
+        "package-docs",
+        "oletools/doc/oletimes.md",
+        "993135985cfc114b2bbb45d4d61ba1732c5ba39d87e45ab530f6182a16e1ba0b",
+    ),
+    "olefile-Home": (
+        "package-docs",
+        "olefile/doc/Home.md",
+        "650ad7a3b0b2048ac7014b7ae3d10ebe06e0a95f45d90182eea468c63f650cc3",
+    ),
+    "olefile-OLE_Overview": (
+        "package-docs",
+        "olefile/doc/OLE_Overview.md",
+        "a4e8b650964272644490ee6c514ba9b6c839e7a0801f7f4585668ee449a4cd67",
+    ),
+    "olefile-Install": (
+        "package-docs",
+        "olefile/doc/Install.md",
+        "861ed1d5e21a5aeec956d01a9433d54012675294da882b658d5af4c8a0ae4a79",
+    ),
+    "debian-zstd": (
+        "debian-doc",
+        "zstd/README.md.gz",
+        "83931b652049a3a6cfa9df297cb1027b35ef1137532433b9de56827e4ae2e9c5",
+    ),
+    "debian-gzip": (
+        "debian-doc",
+        "gzip/README.gz",
+        "9dba945fc694fde81680f008c95ed256028d2b1074fb798882dd39acd990f5dd",
+    ),
+    "debian-base-passwd": (
+        "debian-doc",
+        "base-passwd/README",
+        "a1578a2b544335e57829f05c877b6bdbfd109935d12f530535c36513c857f0c3",
+    ),
+    "debian-man-db": (
+        "debian-doc",
+        "man-db/README.md.gz",
+        "0a2bcaf1274e20f340f6d8f5654808040238ade7badbbd7656a9e7a82e66dba6",
+    ),
+    "debian-ed": (
+        "debian-doc",
+        "ed/README.gz",
+        "0994591402a27536d0f947e41158a60210803e839e373c5308a9a3fd69bd3502",
+    ),
+    "debian-chromium": (
+        "debian-doc",
+        "chromium/README.Debian",
+        "a40d61bb88b21adc3f60d3811402b8038917ab7d8daecd1ce122b29f22692a23",
+    ),
+    "debian-gpg-agent": (
+        "debian-doc",
+        "gpg-agent/README.Debian",
+        "ddbe8f73e936810bf4af9ca854e3c61e8fd429d80cbabca0d344bdf58b2971a4",
+    ),
+    "debian-procps": (
+        "debian-doc",
+        "procps/bugs.md",
+        "01c2558f362cfc7b7ec12fafcaa9f3b874aae1340a7944a1b239a5d83a642af3",
+    ),
+}
+
 
 def site_packages() -> Path:
     """The running interpreter's site-packages (the venv's, when run with its python)."""
     return Path(sysconfig.get_paths()["purelib"])
 
 
-def read_source(doc_id: str, root: Path) -> str:
-    """The METADATA text of ``doc_id``, after checking its SHA-256 against ``SOURCES``."""
-    folder, digest = SOURCES[doc_id]
-    path = root / folder / "METADATA"
+def _checked(path: Path, digest: str, missing: str) -> bytes:
+    """The bytes of ``path`` after checking their SHA-256 against ``digest``; InputError naming it otherwise."""
     if not path.is_file():
-        raise InputError(str(path), f"missing: install the pinned {folder.removesuffix('.dist-info')} (make setup)")
+        raise InputError(str(path), f"missing: {missing}")
     data = path.read_bytes()
     actual = hashlib.sha256(data).hexdigest()
     if actual != digest:
         raise InputError(
             str(path),
-            f"SHA-256 {actual} differs from the recorded {digest}: the installed version is not the pinned one; "
-            "reinstall with make setup, or update SOURCES and re-check the questions' answers",
+            f"SHA-256 {actual} differs from the recorded {digest}: the installed version is not the one the "
+            "questions were written on; reinstall it, or update the recorded hash and re-check the answers",
         )
-    return data.decode("utf-8")
+    return data
 
 
-def documents(root: Path) -> list[dict[str, str]]:
-    """BEIR corpus records: id, title (name and version from the header), the METADATA text."""
+def read_source(doc_id: str, root: Path) -> str:
+    """The METADATA text of ``doc_id``, after checking its SHA-256 against ``SOURCES``."""
+    folder, digest = SOURCES[doc_id]
+    missing = f"install the pinned {folder.removesuffix('.dist-info')} (make setup)"
+    return _checked(root / folder / "METADATA", digest, missing).decode("utf-8")
+
+
+def read_file(doc_id: str, root: Path, debian: Path) -> str:
+    """The text of a ``FILES`` document (decompressed when ``.gz``), after checking its SHA-256."""
+    collection, relative, digest = FILES[doc_id]
+    base = debian if collection == "debian-doc" else root
+    missing = "the Debian package's documentation is not installed" if collection == "debian-doc" else (
+        "install the package that ships it (make setup)")  # fmt: skip
+    data = _checked(base / relative, digest, missing)
+    return (gzip.decompress(data) if relative.endswith(".gz") else data).decode("utf-8")
+
+
+def documents(
+    root: Path, collections: tuple[str, ...] = COLLECTIONS, debian: Path = DEBIAN_DOC
+) -> list[dict[str, str]]:
+    """BEIR corpus records (id, title, text, collection) of ``collections``."""
     records = []
-    for doc_id in SOURCES:
-        text = read_source(doc_id, root)
-        header = dict(line.split(": ", 1) for line in text.split("\n\n", 1)[0].splitlines() if ": " in line)
-        title = f"{header.get('Name', doc_id)} {header.get('Version', '')}".strip()
-        records.append({"_id": doc_id, "title": title, "text": text})
+    if "pypi-metadata" in collections:
+        for doc_id in SOURCES:
+            text = read_source(doc_id, root)
+            header = dict(line.split(": ", 1) for line in text.split("\n\n", 1)[0].splitlines() if ": " in line)
+            title = f"{header.get('Name', doc_id)} {header.get('Version', '')}".strip()
+            records.append({"_id": doc_id, "title": title, "text": text, "collection": "pypi-metadata"})
+    for doc_id, (collection, relative, _) in FILES.items():
+        if collection in collections:
+            package = relative.split("/")[0]
+            name = Path(relative).name.removesuffix(".gz")
+            title = f"{package} {name}" if collection == "debian-doc" else f"{package} documentation: {Path(name).stem}"
+            text = read_file(doc_id, root, debian)
+            records.append({"_id": doc_id, "title": title, "text": text, "collection": collection})
     return records
 
 
 def load_questions(split: str | None = None, path: Path = QUESTIONS) -> list[dict]:
-    """The hand-written questions, all or one half (``calibration`` / ``report``)."""
-    if split is not None and split not in SPLITS:
-        raise InputError(str(path), f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
+    """The hand-written questions: all, a half (``dev`` / ``test``) or a question split (``calibration``...)."""
+    known = (*HALVES, *SPLITS)
+    if split is not None and split not in known:
+        raise InputError(str(path), f"unknown split {split!r}; choose one of {', '.join(known)}")
+    wanted = HALVES.get(split or "", (split,))
     questions = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return [q for q in questions if split is None or q["split"] == split]
+    return [q for q in questions if split is None or q["split"] in wanted]
 
 
-def build(out: Path, split: str | None = None, root: Path | None = None) -> Path:
-    """Write the BEIR folder of ``split`` (None: every question) to ``out``; the corpus is always whole."""
-    corpus = documents(root or site_packages())
+def build(
+    out: Path,
+    split: str | None = None,
+    root: Path | None = None,
+    collections: tuple[str, ...] = COLLECTIONS,
+    debian: Path = DEBIAN_DOC,
+) -> Path:
+    """Write the BEIR folder of ``split`` (None: every question) over ``collections`` to ``out``.
+
+    The corpus is every document of ``collections``; only questions about those collections are kept.
+    """
+    corpus = documents(root or site_packages(), collections, debian)
     ids = {d["_id"] for d in corpus}
-    questions = load_questions(split)
+    questions = [q for q in load_questions(split) if q.get("collection", "pypi-metadata") in collections]
     for q in questions:
         unknown = [d for d in q.get("supporting_ids", []) if d not in ids]
         if unknown:
@@ -113,11 +257,20 @@ def _write_jsonl(path: Path, records: list[dict]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, required=True, help="folder to write (BEIR layout)")
-    parser.add_argument("--split", choices=SPLITS, help="only this half of the questions (default: all)")
+    parser.add_argument("--split", choices=(*HALVES, *SPLITS), help="only these questions (default: all)")
+    parser.add_argument("--collections", default=",".join(COLLECTIONS), help="comma-separated (default: all three)")
     parser.add_argument("--site-packages", type=Path, help="where the dist-info folders are (default: this venv)")
+    parser.add_argument("--debian-doc", type=Path, default=DEBIAN_DOC, help="Debian's doc folder (/usr/share/doc)")
     args = parser.parse_args()
-    out = build(args.out, args.split, args.site_packages)
-    print(json.dumps({"out": str(out), "documents": len(SOURCES), "questions": len(load_questions(args.split))}))
+    collections = tuple(c.strip() for c in args.collections.split(",") if c.strip())
+    unknown = [c for c in collections if c not in COLLECTIONS]
+    if unknown:
+        parser.error(f"unknown collections {unknown}; choose among {', '.join(COLLECTIONS)}")
+    out = build(args.out, args.split, args.site_packages, collections, args.debian_doc)
+    counts = {
+        name: len((out / name).read_text(encoding="utf-8").splitlines()) for name in ("corpus.jsonl", "questions.jsonl")
+    }
+    print(json.dumps({"out": str(out), "documents": counts["corpus.jsonl"], "questions": counts["questions.jsonl"]}))
 
 
 if __name__ == "__main__":

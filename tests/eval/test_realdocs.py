@@ -1,4 +1,5 @@
-"""The real-document QA set: built from the pinned packages' METADATA, checked by SHA-256, read by ``ragline eval``."""
+"""The real-document QA set: three collections found offline (package METADATA, package docs, Debian docs),
+checked by SHA-256, read by ``ragline eval``; a dev half and a test half."""
 
 from __future__ import annotations
 
@@ -17,12 +18,19 @@ import realdocs  # noqa: E402
 
 INSTALLED = all((realdocs.site_packages() / folder / "METADATA").is_file() for folder, _ in realdocs.SOURCES.values())
 needs_venv = pytest.mark.skipif(not INSTALLED, reason="the pinned packages are not installed here (make setup)")
+ALL_FILES = all(
+    ((realdocs.DEBIAN_DOC if collection == "debian-doc" else realdocs.site_packages()) / relative).is_file()
+    for collection, relative, _ in realdocs.FILES.values()
+)
+needs_docs = pytest.mark.skipif(not ALL_FILES, reason="the Debian or package documentation is not installed here")
 
 
 @needs_venv
+@needs_docs
 def test_the_set_is_a_dataset_whose_gold_documents_hold_the_answers(tmp_path: Path) -> None:
     dataset = load_dataset(realdocs.build(tmp_path / "realdocs"))
-    assert len(dataset.corpus) == len(realdocs.SOURCES) and len(dataset.questions) == len(realdocs.load_questions())
+    assert len(dataset.corpus) == len(realdocs.SOURCES) + len(realdocs.FILES)
+    assert len(dataset.questions) == len(realdocs.load_questions())
     texts = {d.id: d.text for d in dataset.corpus}
     unanswerable = 0
     for q in dataset.questions:
@@ -37,9 +45,24 @@ def test_the_set_is_a_dataset_whose_gold_documents_hold_the_answers(tmp_path: Pa
 def test_the_halves_split_the_questions() -> None:
     calibration, report = realdocs.load_questions("calibration"), realdocs.load_questions("report")
     assert {q["id"] for q in calibration}.isdisjoint(q["id"] for q in report)
-    assert len(calibration) + len(report) == len(realdocs.load_questions()) and abs(len(calibration) - len(report)) <= 2
+    assert abs(len(calibration) - len(report)) <= 2
+    dev, test = realdocs.load_questions("dev"), realdocs.load_questions("test")
+    assert len(dev) == len(calibration) + len(report) == 57 and len(test) >= 100
+    assert len(dev) + len(test) == len(realdocs.load_questions()) >= 150
+    assert {q["id"] for q in dev}.isdisjoint(q["id"] for q in test)
     with pytest.raises(InputError, match="unknown split"):
-        realdocs.load_questions("test")
+        realdocs.load_questions("validation")
+
+
+def test_every_question_has_a_type_and_a_collection_and_the_test_half_spans_collections() -> None:
+    """Types from the five kinds; a not-answerable question has no answer and no gold document."""
+    kinds = {"factoid", "how-to", "multi-sentence", "list", "not answerable"}
+    questions = realdocs.load_questions()
+    assert {q["type"] for q in questions} == kinds
+    assert {q["collection"] for q in questions} == set(realdocs.COLLECTIONS)
+    for q in questions:
+        assert bool(q["answers"]) == bool(q["supporting_ids"]) == (q["type"] != "not answerable"), q["id"]
+    assert len({q["collection"] for q in realdocs.load_questions("test")}) >= 2
 
 
 @needs_venv

@@ -88,6 +88,24 @@ class ExtractiveAnswerReader(Reader):
         return {"name": self.name, **self.reader.config()}
 
 
+@register("reader", "span")
+class SpanAnswerReader(Reader):
+    """A trained span reader (``ragline train reader``): the best span of the top sources, or no answer."""
+
+    name = "span"
+
+    def __init__(self, **params: Any) -> None:
+        from ragline.answer.span_reader import SpanReader
+
+        self.reader = SpanReader(**params)
+
+    def read(self, question: str, context: Context) -> Answer:
+        return self.reader.read(question, context)
+
+    def config(self) -> dict[str, Any]:
+        return self.reader.config()
+
+
 @register("reader", "llm")
 class LLMReader(Reader):
     """An LLM (local llama.cpp or an OpenAI-compatible server) answering from numbered sources, citing them."""
@@ -129,7 +147,8 @@ class LLMReader(Reader):
 
 
 def build_reader(spec: str | Mapping[str, Any], llm: LLMLike | None = None) -> Reader:
-    """A registered reader: ``extractive[:threshold=...]`` or ``llm[:model=SPEC,max_tokens=N]``.
+    """A registered reader: ``extractive[:threshold=...]``, ``span[:model=trained:NAME,top_k=5]`` or
+    ``llm[:model=SPEC,max_tokens=N]``.
 
     ``llm`` passes an already built model to readers that take one.
     """

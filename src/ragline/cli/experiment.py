@@ -79,6 +79,7 @@ LAB_EXPERIMENTS = {
     "readers": ("readers", True),
     "knowledge-update": ("knowledge_update", False),
     "small-to-big": ("small_to_big", True),
+    "reader-ablations": ("reader_ablations", False),
 }
 
 
@@ -113,6 +114,11 @@ def _run_lab(args: argparse.Namespace, module: Any) -> dict[str, Any]:
     if args.name == "small-to-big":
         sets = [module.dataset_set(args.dataset, args.limit)] if args.dataset else [module.orrin_set(args.seed)]
         return module.run(sets, args.embedder, retrievers=args.retriever or module.RETRIEVERS)
+    if args.name == "reader-ablations":
+        if not args.dataset:
+            raise ConfigError("reader-ablations needs --dataset DIR: questions with their own passages "
+                              "(e.g. ../shared/bench/squad_v2_dev_subset)")  # fmt: skip
+        return module.run(args.dataset, args.span_model or [], args.limit or module.DEFAULT_LIMIT)
     if args.name == "knowledge-update":
         return module.run(llm=_llm(args), llm_questions=min(args.closed_book, 40))
     if args.name == "dense-transfer":
@@ -217,7 +223,8 @@ def add_parser(sub: Any) -> None:
         "dense-transfer: BM25 vs dense vs hybrid on the relations the lecture holds out. readers: closed book vs "
         "oracle vs RAG at k 1 and 5, and the k sweep. knowledge-update: edit a document, then a conflicting one. "
         "small-to-big: small chunks read as they are, with a sentence window or as their section, vs plain chunks, "
-        "at equal budgets: gold chunk at 1 and read vs share of the evidence in the context.",
+        "at equal budgets: gold chunk at 1 and read vs share of the evidence in the context. reader-ablations: "
+        "the span reader with/without no-answer training, window size, span length limit, passages k.",
     )
     p.add_argument("name", choices=("chunking", "lost-in-the-middle", *LAB_EXPERIMENTS))
     p.add_argument("--dataset", metavar="DIR", help="lab experiments: a BEIR or questions folder "
@@ -225,6 +232,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--limit", type=positive_int, help="lab experiments: the first N judged queries of --dataset")
     p.add_argument("--config", action="append", metavar="FILE", help="dense-transfer, readers: a pipeline config "
                    "(file or shipped name) run as one more row, repeatable")
+    p.add_argument("--span-model", action="append", metavar="MODEL", help="reader-ablations: a span reader model "
+                   "(trained:NAME), repeatable; the first is ablated")
     p.add_argument("--closed-book", type=int, default=40, metavar="N", help="readers, knowledge-update: questions "
                    "asked to the --llm with no source (40; 0 = none; cached)")
     p.add_argument("--chunker", action="append", metavar="SPEC", help="chunker spec, repeatable (default: a sweep)")

@@ -19,20 +19,28 @@ from ragline.progress import stderr
 _ONLY = {
     "reranker": ("negatives", "dev_depth", "queries_per_step", "max_length"),
     "embedder": ("dev_pool", "batch_size", "max_seq_length", "scale"),
+    "reader": ("dev_questions", "max_questions", "no_answer", "no_answer_share", "stride", "max_answer_tokens"),
 }
+_TRAINERS = ("reranker", "embedder", "reader")
+
+
+def _settings_class(kind: str) -> Any:
+    from ragline.train.embedder import EmbedderTraining
+    from ragline.train.reader import ReaderTraining
+    from ragline.train.reranker import RerankerTraining
+
+    return {"embedder": EmbedderTraining, "reranker": RerankerTraining, "reader": ReaderTraining}[kind]
 
 
 def _settings(args: argparse.Namespace) -> Any:
-    from ragline.train.embedder import EmbedderTraining
-    from ragline.train.reranker import RerankerTraining
-
-    kind = EmbedderTraining if args.kind == "embedder" else RerankerTraining
-    other = "reranker" if args.kind == "embedder" else "embedder"
-    wrong = [name for name in _ONLY[other] if getattr(args, name, None) is not None]
-    if wrong:
-        flags = ", ".join("--" + name.replace("_", "-") for name in wrong)
-        raise ConfigError(f"{flags}: only for `ragline train {other}`, not {args.kind}")
-    given = {f.name: getattr(args, f.name) for f in fields(kind) if getattr(args, f.name, None) is not None}
+    kind = _settings_class(args.kind)
+    own = {f.name for f in fields(kind)}
+    for other in _TRAINERS:
+        wrong = [name for name in _ONLY[other] if name not in own and getattr(args, name, None) is not None]
+        if other != args.kind and wrong:
+            flags = ", ".join("--" + name.replace("_", "-") for name in wrong)
+            raise ConfigError(f"{flags}: only for `ragline train {other}`, not {args.kind}")
+    given = {name: getattr(args, name) for name in own if getattr(args, name, None) is not None}
     return kind(**given)
 
 
@@ -49,6 +57,10 @@ def cmd_train(args: argparse.Namespace) -> int:
     if card and card.get("id") == f"{args.name}@{settings.key()}" and not args.force:
         # Same settings as the saved model: training again would give the same model (seeded), so skip it.
         stderr.print(f"trained:{args.name} is up to date ({trained_path(args.name)}); --force trains it again")
+    elif args.kind == "reader":
+        from ragline.train.reader import train_reader
+
+        card = train_reader(args.dataset, args.name, settings, log=stderr.print, progress=True)
     elif args.kind == "embedder":
         from ragline.train.embedder import train_embedder
 
@@ -81,15 +93,16 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument(
         "kind",
-        choices=("reranker", "embedder", "queries", "thesaurus"),
-        help="what to train; queries: synthetic queries for a corpus; thesaurus: synonym groups from a corpus",
+        choices=("reranker", "embedder", "reader", "queries", "thesaurus"),
+        help="what to train; reader: a span reader (SQuAD-layout JSON lines); queries: synthetic queries for a "
+        "corpus; thesaurus: synonym groups from a corpus",
     )
     p.add_argument(
         "dataset",
         help="BEIR folder with qrels/SPLIT.tsv (e.g. ../shared/bench/scifact); for queries and thesaurus a corpus: "
         "a BEIR folder, a corpus.jsonl or a folder of documents",
     )
-    p.add_argument("--name", help="model name: trained:NAME (reranker and embedder)")
+    p.add_argument("--name", help="model name: trained:NAME (reranker, embedder and reader)")
     p.add_argument("--split", help="qrels split to train on (train)")
     p.add_argument("--base", help="model to start from (minilm)")
     p.add_argument(
@@ -114,14 +127,32 @@ def add_parser(sub: Any) -> None:
     reranker.add_argument("--negatives", type=positive_int, help="hard negatives per positive (7)")
     reranker.add_argument("--dev-depth", dest="dev_depth", type=positive_int, help="dev candidates reranked (20)")
     reranker.add_argument("--queries-per-step", dest="queries_per_step", type=positive_int, help="queries a step (4)")
-    reranker.add_argument("--max-length", dest="max_length", type=positive_int, help="word pieces per pair (192)")
+    reranker.add_argument(
+        "--max-length", dest="max_length", type=positive_int, help="word pieces per pair (192; reader: per window)"
+    )
     embedder = p.add_argument_group("embedder only")
     embedder.add_argument(
         "--dev-pool", dest="dev_pool", type=positive_int, help="per dev query, BM25's and MiniLM's top in the pool (5)"
     )
-    embedder.add_argument("--batch-size", dest="batch_size", type=positive_int, help="queries a step (16)")
+    embedder.add_argument(
+        "--batch-size", dest="batch_size", type=positive_int, help="queries a step (16; reader: examples a step)"
+    )
     embedder.add_argument("--max-seq-length", dest="max_seq_length", type=positive_int, help="word pieces (256)")
     embedder.add_argument("--scale", type=float, help="similarity scale of the in-batch softmax (20)")
+    reader = p.add_argument_group(
+        "reader only (DATASET: SQuAD-layout JSON lines, e.g. reader_train/squad_v1.1_train.jsonl.gz)"
+    )
+    reader.add_argument(
+        "--max-questions", dest="max_questions", type=positive_int, help="train questions sampled (6000)"
+    )
+    reader.add_argument("--dev-questions", dest="dev_questions", type=positive_int, help="dev questions read (100)")
+    reader.add_argument("--no-answer", dest="no_answer", choices=("both", "other", "removed", "none"),
+                        help="how no-answer examples are made (both)")  # fmt: skip
+    reader.add_argument("--no-answer-share", dest="no_answer_share", type=float, help="no-answer per question (0.5)")
+    reader.add_argument("--stride", type=positive_int, help="overlap of a passage's windows, word pieces (32)")
+    reader.add_argument(
+        "--max-answer-tokens", dest="max_answer_tokens", type=positive_int, help="longest answer, word pieces (30)"
+    )
     p.add_argument("--force", action="store_true", help="train again even when up to date")
     _add_corpus_flags(p)
     add_common(p, index=False)
@@ -204,8 +235,10 @@ def cmd_thesaurus(args: argparse.Namespace) -> int:
     if args.output == "json":
         emit_json({"groups": len(groups), "out": str(args.out), "threshold": threshold, "neighbours": neighbours})
     else:
-        print(f"{len(groups)} synonym groups -> {args.out}; use them: --retriever "
-              f"'transformed:first=hybrid,transforms=\"synonyms:file={args.out}\"'")
+        print(
+            f"{len(groups)} synonym groups -> {args.out}; use them: --retriever "
+            f"'transformed:first=hybrid,transforms=\"synonyms:file={args.out}\"'"
+        )
     return 0
 
 

@@ -57,8 +57,11 @@ class TrainingRun:
     """One run of ``settings`` (a frozen dataclass with ``epochs``, ``max_steps``, ``learning_rate``,
     ``warmup``, ``eval_every``, ``patience``, ``seed`` and ``key()``) training ``model`` as ``trained:NAME``."""
 
-    def __init__(self, kind: str, name: str, settings: Any, model: Any, log: Log, started: float) -> None:
+    def __init__(
+        self, kind: str, name: str, settings: Any, model: Any, log: Log, started: float, figure: str = "ndcg@10"
+    ) -> None:
         self.kind, self.name, self.settings, self.model = kind, name, settings, model
+        self.figure = figure  # the dev figure's name in the history and the log (a reader's is f1)
         self.log, self.started = log, started
         self.folder = trained_path(name)
         self.partial = self.folder.with_name(self.folder.name + ".partial")
@@ -94,7 +97,7 @@ class TrainingRun:
 
     def begin(self, untrained: float, save_best: Callable[[Path], None], **figures: float) -> None:
         self.state.update(best=untrained, untrained=untrained, **figures)
-        self.state["dev"].append({"step": 0, "ndcg@10": untrained})
+        self.state["dev"].append({"step": 0, self.figure: untrained})
         save_best(self.partial / "best")
 
     def seconds(self) -> float:
@@ -126,7 +129,7 @@ class TrainingRun:
             state["step"] = step + 1
             if state["step"] % s.eval_every == 0 or state["step"] == self.total:
                 figure = dev()
-                state["dev"].append({"step": state["step"], "ndcg@10": figure})
+                state["dev"].append({"step": state["step"], self.figure: figure})
                 if figure > state["best"]:
                     state.update(best=figure, best_step=state["step"], stale=0)
                     save_best(self.partial / "best")
@@ -136,7 +139,7 @@ class TrainingRun:
                 save_checkpoint(self.partial, s.key(), state, self.model, self.optimizer, self.schedule)
                 self.log(  # after the checkpoint: a run stopped from here on resumes at this step
                     f"step {state['step']}/{self.total}: loss {np.mean(state['losses'][-s.eval_every :]):.4f}, "
-                    f"dev nDCG@10 {figure:.4f}"
+                    f"dev {self.figure} {figure:.4f}"
                 )
                 if state["stale"] >= s.patience:
                     self.log(f"no dev gain in {s.patience} evaluations: stopping at step {state['step']}")

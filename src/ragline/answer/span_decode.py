@@ -1,0 +1,115 @@
+"""Decoding a span reader's logits: the best span of a window, across windows and passages, or no answer.
+
+A span reader (``ragline.answer.span_reader``) scores every word piece of ``[CLS] question [SEP] passage
+[SEP]`` as the start and as the end of the answer (the BERT reader of Devlin et al. 2019, the lecture's
+§3). A passage longer than the model reads is cut into overlapping windows (``stride`` word pieces of
+overlap), each scored on its own. Here, model-free:
+
+- a span's score is ``start[i] + end[j]`` for ``i <= j < i + max_tokens``, both in the passage's part of the
+  window (never the question or the padding);
+- the best span is the highest score over every window of every passage;
+- the "no answer" score is ``start[0] + end[0]`` (the ``[CLS]`` position, where unanswerable examples point
+  in training), its least over the windows (a window that does not hold the answer always votes for no
+  answer, so the smallest null score is the one to compare: the rule of the SQuAD 2.0 BERT baseline);
+- the reader abstains when ``null - best > threshold``, the threshold calibrated on a dev slice by
+  ``best_threshold`` (the official SQuAD 2.0 script's ``find_best_thresh``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """One window's logits and where its word pieces lie in its passage.
+
+    ``offsets[i]`` is the (start, end) character span of word piece ``i`` in the passage, or ``None`` for a
+    piece outside the passage (``[CLS]``, the question, ``[SEP]``, padding). ``passage`` numbers the passage.
+    """
+
+    passage: int
+    start_logits: np.ndarray
+    end_logits: np.ndarray
+    offsets: Sequence[tuple[int, int] | None]
+
+
+@dataclass(frozen=True, slots=True)
+class SpanChoice:
+    """The decoded answer: passage number, character span, span score, null score and their margin."""
+
+    passage: int | None
+    start: int
+    end: int
+    score: float
+    null: float
+
+    @property
+    def margin(self) -> float:
+        """``null - score``: above the threshold, no answer."""
+        return self.null - self.score
+
+
+def window_best(window: Window, max_tokens: int) -> tuple[float, int, int] | None:
+    """(score, first piece, last piece) of the window's best passage span of at most ``max_tokens`` pieces."""
+    inside = np.array([o is not None for o in window.offsets], dtype=bool)
+    n = min(len(inside), len(window.start_logits))
+    if not inside[:n].any():
+        return None
+    neg = np.float64(-1e30)
+    start = np.where(inside[:n], window.start_logits[:n].astype(np.float64), neg)
+    end = np.where(inside[:n], window.end_logits[:n].astype(np.float64), neg)
+    scores = start[:, None] + end[None, :]
+    i, j = np.indices(scores.shape)
+    scores = np.where((j >= i) & (j < i + max_tokens), scores, neg)
+    flat = int(np.argmax(scores))
+    first, last = divmod(flat, n)
+    if scores[first, last] <= neg / 2:
+        return None
+    return float(scores[first, last]), first, last
+
+
+def decode(windows: Sequence[Window], max_tokens: int = 30) -> SpanChoice:
+    """The best span over every window (of every passage) and the least null score; see the module doc."""
+    best: tuple[float, Window, int, int] | None = None
+    null = float("inf")
+    for window in windows:
+        null = min(null, float(window.start_logits[0] + window.end_logits[0]))
+        found = window_best(window, max_tokens)
+        if found is not None and (best is None or found[0] > best[0]):
+            best = (found[0], window, found[1], found[2])
+    if best is None:
+        return SpanChoice(None, 0, 0, float("-inf"), null)
+    score, window, first, last = best
+    start = window.offsets[first][0]  # type: ignore[index]
+    end = window.offsets[last][1]  # type: ignore[index]
+    return SpanChoice(window.passage, start, end, score, null)
+
+
+def best_threshold(
+    margins: Sequence[float], f1_if_answered: Sequence[float], answerable: Sequence[bool]
+) -> tuple[float, float]:
+    """(threshold, mean F1): the threshold on ``null - best`` that maximizes the mean F1 over examples.
+
+    An example answers when its margin is at most the threshold: it then scores ``f1_if_answered`` (0 for an
+    unanswerable one); abstaining scores 1 on an unanswerable example, 0 on an answerable one.
+    """
+    n = len(margins)
+    if n == 0:
+        return 0.0, 0.0
+    abstain_all = sum(1.0 for a in answerable if not a)
+    order = sorted(range(n), key=lambda i: margins[i])
+    best_score, best_threshold_value = abstain_all, min(margins) - 1.0
+    score = abstain_all
+    for position, i in enumerate(order):
+        score += f1_if_answered[i] if answerable[i] else -1.0
+        following = margins[order[position + 1]] if position + 1 < n else None
+        if following is not None and following == margins[i]:
+            continue  # ties answer together
+        if score > best_score:
+            best_score = score
+            best_threshold_value = margins[i] if following is None else (margins[i] + following) / 2
+    return float(best_threshold_value), best_score / n

@@ -1,0 +1,357 @@
+"""``ragline train reader``: fine-tune a span reader (start/end heads, a "no answer") from the packaged MiniLM.
+
+Data: SQuAD-layout JSON lines, one paragraph a line with its questions (``{"id", "title", "context",
+"qas": [{"id", "question", "answers": [{"text", "answer_start"}]}]}``, gzip or not). The dev slice is cut
+BY ARTICLE (``title``): no dev paragraph shares an article with a train one. ``max_questions`` subsamples
+the train questions (seeded); 2 CPU cores cannot read all 87,599 of SQuAD v1.1 in an hour.
+
+No-answer examples (SQuAD v1.1 has none) are made from the answerable ones, both ways the lecture names
+(``no_answer="both"`` alternates them; ``"other"``, ``"removed"`` or ``"none"`` for one or neither):
+
+- ``other``: the question paired with another paragraph of the same article that does not contain the
+  answer text (same topic, so the reader must check the question, not only the subject);
+- ``removed``: the question's own paragraph with the sentence holding the answer removed (skipped when the
+  answer text still occurs in what is left).
+
+``no_answer_share`` of the sampled questions get such a counterpart, pointing at ``[CLS]``.
+
+The model: ``AutoModelForQuestionAnswering`` over the base encoder (a new start/end head), cross-entropy on
+the gold start and end pieces of the window holding the answer (a no-answer example: ``[CLS]``, a seeded
+window). Windows of ``max_length`` pieces, ``stride`` overlap, as the reader reads. Every ``eval_every``
+steps the dev slice is read whole (every window) and decoded (``ragline.answer.span_decode``); the dev
+figure is the mean F1 over its answerable and no-answer examples at the best no-answer threshold, which is
+stored with the best step (``span.json``) and used by reader ``span``. Seeded, resumable, a card, saved as
+``trained:NAME`` by the loop the reranker and embedder trainers share (``ragline.train.loop``).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import random
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from ragline.answer.span_decode import best_threshold, decode
+from ragline.answer.span_reader import SETTINGS_FILE, encode_pairs, encode_windows, load_qa_model, score_windows
+from ragline.answer.spans import sentences
+from ragline.errors import ConfigError, InputError
+from ragline.eval.answers import f1 as answer_f1
+from ragline.models.weights import sha256_file
+from ragline.train.data import rng_for, seed_all
+from ragline.train.loop import TrainingRun
+from ragline.train.models import settings_key
+
+Log = Callable[[str], None]
+NO_ANSWER_MODES = ("both", "other", "removed", "none")
+
+
+@dataclass(frozen=True)
+class ReaderTraining:
+    """Everything that determines a trained span reader (stamped in its card; a resume must match it)."""
+
+    base: str = "minilm"
+    split: str = "train"
+    dev_fraction: float = 0.05  # share of the ARTICLES held out as the dev slice
+    dev_questions: int = 100  # answerable dev questions read at each check (a seeded sample)
+    max_questions: int | None = 6000  # train questions sampled (None: all); `make squad-reader`'s size
+    no_answer: str = "both"
+    no_answer_share: float = 0.5  # no-answer examples per sampled question
+    max_length: int = 128  # word pieces per window (question included)
+    stride: int = 32
+    max_answer_tokens: int = 30  # longest answer span, word pieces
+    batch_size: int = 16
+    epochs: int = 1
+    max_steps: int | None = None
+    learning_rate: float = 1e-4
+    warmup: float = 0.1
+    eval_every: int = 100
+    patience: int = 3
+    seed: int = 0
+    threads: int = 2
+
+    def key(self) -> str:
+        return settings_key(asdict(self))
+
+    def check(self) -> None:
+        if self.no_answer not in NO_ANSWER_MODES:
+            raise ConfigError(f"no_answer {self.no_answer!r}: one of {', '.join(NO_ANSWER_MODES)}")
+        if not 0.0 <= self.no_answer_share <= 1.0:
+            raise ConfigError(f"no_answer_share {self.no_answer_share}: between 0 and 1")
+        if self.stride >= self.max_length // 2:
+            raise ConfigError(f"stride {self.stride} must be under half of max_length {self.max_length}")
+
+
+@dataclass(frozen=True, slots=True)
+class QA:
+    """One reading example: a question, a passage and the answer's character span (``None``: no answer)."""
+
+    id: str
+    question: str
+    context: str
+    answer: tuple[int, int] | None
+    answers: tuple[str, ...] = ()
+    title: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Paragraph:
+    title: str
+    context: str
+    qas: tuple[QA, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ReaderData:
+    """The file trained on, for the card (``TrainingRun.publish`` reads ``name``, ``path``, ``hash``)."""
+
+    name: str
+    path: Path
+    hash: str
+
+
+def read_paragraphs(path: str | Path) -> Iterator[Paragraph]:
+    """The paragraphs of a SQuAD-layout JSON-lines file (``.gz`` or plain); InputError names file:line."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(str(path), "no such file (SQuAD-layout JSON lines: one paragraph a line with its qas)")
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as handle:  # type: ignore[operator]
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            where = f"{path}:{number}"
+            try:
+                record = json.loads(line)
+                title, context = str(record.get("title", "")), record["context"]
+                qas = []
+                for qa in record["qas"]:
+                    answers = qa.get("answers") or []
+                    span = None
+                    if answers:
+                        start, text = int(answers[0]["answer_start"]), answers[0]["text"]
+                        if context[start : start + len(text)] != text:
+                            raise InputError(where, f"question {qa.get('id')}: answer {text!r} not at {start}")
+                        span = (start, start + len(text))
+                    texts = tuple(a["text"] for a in answers)
+                    qas.append(QA(str(qa["id"]), qa["question"], context, span, texts, title))
+            except InputError:
+                raise
+            except (json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
+                raise InputError(where, f"not a SQuAD-layout paragraph ({type(error).__name__}: {error})") from error
+            yield Paragraph(title, context, tuple(qas))
+
+
+def split_articles(paragraphs: list[Paragraph], dev_fraction: float, seed: int) -> tuple[list[str], list[str]]:
+    """(train titles, dev titles): a seeded ``dev_fraction`` of the articles, at least one each side."""
+    titles = sorted({p.title for p in paragraphs})
+    if len(titles) < 2:
+        raise ConfigError(f"the dev slice is cut by article: need at least 2 articles (titles), got {len(titles)}")
+    random.Random(seed).shuffle(titles)
+    n_dev = min(max(1, round(len(titles) * dev_fraction)), len(titles) - 1)
+    return sorted(titles[n_dev:]), sorted(titles[:n_dev])
+
+
+def no_answer_examples(
+    questions: list[QA], by_title: dict[str, list[Paragraph]], mode: str, share: float, rng: random.Random
+) -> list[QA]:
+    """No-answer counterparts for a seeded ``share`` of ``questions`` (see the module doc for ``mode``)."""
+    if mode == "none" or share <= 0:
+        return []
+    made = []
+    picked = rng.sample(questions, round(len(questions) * share))
+    for number, qa in enumerate(picked):
+        way = mode if mode != "both" else ("other", "removed")[number % 2]
+        context = _other_paragraph(qa, by_title, rng) if way == "other" else _without_answer_sentence(qa)
+        if context is not None:
+            made.append(QA(f"{qa.id}-no-{way}", qa.question, context, None, (), qa.title))
+    return made
+
+
+def _other_paragraph(qa: QA, by_title: dict[str, list[Paragraph]], rng: random.Random) -> str | None:
+    others = [p.context for p in by_title.get(qa.title, []) if p.context != qa.context]
+    others = [c for c in others if not any(a.lower() in c.lower() for a in qa.answers)]
+    return rng.choice(others) if others else None
+
+
+def _without_answer_sentence(qa: QA) -> str | None:
+    if qa.answer is None:
+        return None
+    start, end = qa.answer
+    kept = [qa.context[s:e] for s, e in sentences(qa.context) if e <= start or s >= end]
+    context = " ".join(kept)
+    if not context.strip() or any(a.lower() in context.lower() for a in qa.answers):
+        return None
+    return context
+
+
+def training_examples(
+    path: str | Path, settings: ReaderTraining, log: Log
+) -> tuple[list[QA], list[QA], dict[str, int]]:
+    """(train examples, dev examples, counts): the article split, the subsample and the no-answer examples."""
+    paragraphs = list(read_paragraphs(path))
+    train_titles, dev_titles = split_articles(paragraphs, settings.dev_fraction, settings.seed)
+    by_title: dict[str, list[Paragraph]] = {}
+    for p in paragraphs:
+        by_title.setdefault(p.title, []).append(p)
+    dev_set = set(dev_titles)
+    train_q = [qa for p in paragraphs if p.title not in dev_set for qa in p.qas if qa.answer is not None]
+    dev_q = [qa for p in paragraphs if p.title in dev_set for qa in p.qas if qa.answer is not None]
+    if not train_q or not dev_q:
+        raise ConfigError(f"{path}: no answerable question in the train or the dev articles; nothing to learn")
+    rng = random.Random(settings.seed)
+    available = len(train_q)
+    if settings.max_questions is not None and settings.max_questions < len(train_q):
+        train_q = rng.sample(train_q, settings.max_questions)
+    dev_q = rng.sample(dev_q, min(settings.dev_questions, len(dev_q)))
+    train = train_q + no_answer_examples(train_q, by_title, settings.no_answer, settings.no_answer_share, rng)
+    # The dev slice always has no-answer examples (both ways): the threshold is calibrated on them.
+    dev = dev_q + no_answer_examples(dev_q, by_title, "both", 0.5, rng)
+    counts = {
+        "articles": len(by_title),
+        "train_articles": len(train_titles),
+        "dev_articles": len(dev_titles),
+        "train_questions_available": available,
+        "train_questions": len(train_q),
+        "train_examples": len(train),
+        "train_no_answer": len(train) - len(train_q),
+        "dev_questions": len(dev_q),
+        "dev_no_answer": len(dev) - len(dev_q),
+    }
+    log(f"{path}: {len(train_titles)} train / {len(dev_titles)} dev articles; {len(train)} train examples "
+        f"({counts['train_no_answer']} no-answer), {len(dev)} dev ({counts['dev_no_answer']} no-answer)")  # fmt: skip
+    return train, dev, counts
+
+
+def targets(
+    tokenizer: Any, batch: list[QA], settings: ReaderTraining, rng: random.Random
+) -> tuple[dict[str, Any], Any, Any]:
+    """The training input of a batch: one window per example (the one holding the answer; a no-answer
+    example's seeded window) and its gold start and end pieces (0, ``[CLS]``, for no answer)."""
+    import torch
+
+    rows: list[int] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    encoded = encode_pairs(tokenizer, [qa.question for qa in batch], [qa.context for qa in batch],
+                           settings.max_length, settings.stride)  # fmt: skip
+    by_example: dict[int, list[int]] = {}
+    for w, e in enumerate(encoded.passages):
+        by_example.setdefault(e, []).append(w)
+    for e, qa in enumerate(batch):
+        windows = by_example.get(e, [])
+        if not windows:
+            continue
+        chosen, start, end = None, 0, 0
+        if qa.answer is not None:
+            a_start, a_end = qa.answer
+            for w in windows:
+                pieces = [(i, o) for i, o in enumerate(encoded.offsets[w]) if o is not None]
+                if pieces and pieces[0][1][0] <= a_start and pieces[-1][1][1] >= a_end:
+                    start = next(i for i, o in pieces if o[1] > a_start)
+                    end = next(i for i, o in reversed(pieces) if o[0] < a_end)
+                    chosen = w
+                    break
+        if chosen is None:
+            chosen, start, end = rng.choice(windows), 0, 0
+        rows.append(chosen)
+        starts.append(start)
+        ends.append(end)
+    inputs = {key: value[rows] for key, value in encoded.inputs.items()}
+    return inputs, torch.tensor(starts), torch.tensor(ends)  # type: ignore[return-value]
+
+
+def dev_figures(model: Any, tokenizer: Any, dev: list[QA], settings: ReaderTraining) -> dict[str, float]:
+    """Read every dev example whole (all windows), decode, calibrate the threshold: F1 and the threshold."""
+    margins, f1s, answerable = [], [], []
+    for qa in dev:
+        windows = score_windows(model, encode_windows(tokenizer, qa.question, [qa.context], settings.max_length,
+                                                      settings.stride))  # fmt: skip
+        choice = decode(windows, settings.max_answer_tokens)
+        text = qa.context[choice.start : choice.end] if choice.passage is not None else ""
+        margins.append(choice.margin)
+        f1s.append(answer_f1(text, list(qa.answers)) if qa.answer is not None else 0.0)
+        answerable.append(qa.answer is not None)
+    threshold, f1 = best_threshold(margins, f1s, answerable)
+    has = [f for f, a in zip(f1s, answerable) if a]
+    answered = [m <= threshold for m in margins]
+    no = [ans for ans, a in zip(answered, answerable) if not a]
+    return {
+        "f1": round(f1, 4),
+        "threshold": round(threshold, 4),
+        "hasans_f1_answering_all": round(sum(has) / max(1, len(has)), 4),
+        "hasans_f1": round(sum(f for f, a, ans in zip(f1s, answerable, answered) if a and ans) / max(1, len(has)), 4),
+        "noans_declined": round(sum(1 for ans in no if not ans) / max(1, len(no)), 4),
+    }
+
+
+def train_reader(
+    data_path: str | Path,
+    name: str,
+    settings: ReaderTraining = ReaderTraining(),
+    log: Log = lambda message: None,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Train a span reader on ``data_path`` and save it as ``trained:NAME``; its card."""
+    import torch
+
+    started, cpu_started = time.perf_counter(), time.process_time()
+    settings.check()
+    torch.set_num_threads(settings.threads)
+    train, dev_examples, counts = training_examples(data_path, settings, log)
+    seed_all(settings.seed)
+    model, tokenizer, _ = load_qa_model(settings.base, "base model")
+    run = TrainingRun("reader", name, settings, model, log, started, figure="f1")
+    order = run.plan(len(train), settings.batch_size)
+    run.resume()
+    run.state["cpu_before"] = run.state.get("cpu_now", 0.0)  # a resumed run counts its earlier CPU time
+    latest: dict[str, float] = {}
+
+    def save_best(best: Path) -> None:
+        best.mkdir(parents=True, exist_ok=True)
+        model.save_pretrained(best)
+        tokenizer.save_pretrained(best)
+        stored = {
+            "threshold": latest.get("threshold", 0.0),
+            "max_length": settings.max_length,
+            "stride": settings.stride,
+            "max_answer_tokens": settings.max_answer_tokens,
+            "dev": dict(latest),
+        }
+        (best / SETTINGS_FILE).write_text(json.dumps(stored, indent=2) + "\n", encoding="utf-8")
+
+    def dev() -> float:
+        figures = dev_figures(model, tokenizer, dev_examples, settings)
+        latest.clear()
+        # Wall and CPU seconds beside the curve: on shared cores the wall clock alone says little.
+        cpu = time.process_time() - cpu_started + run.state.get("cpu_before", 0.0)
+        seen = run.state["step"] * settings.batch_size
+        latest.update(figures, examples_seen=seen, seconds=round(run.seconds(), 1), cpu_seconds=round(cpu, 1))
+        run.state["cpu_now"] = latest["cpu_seconds"]
+        run.state.setdefault("curve", []).append(dict(latest))
+        log(f"dev after {latest['examples_seen']} examples: {figures}")
+        return figures["f1"]
+
+    if run.fresh:
+        untrained = dev()
+        run.begin(untrained, save_best)
+
+    def step_loss(step: int) -> Any:
+        picks = [train[order[(step * settings.batch_size + j) % len(order)]] for j in range(settings.batch_size)]
+        inputs, starts, ends = targets(tokenizer, picks, settings, rng_for(settings.seed, step))
+        return model(**inputs, start_positions=starts, end_positions=ends).loss
+
+    run.train(step_loss, dev, save_best, progress)
+    path = Path(data_path)
+    stored = json.loads((run.partial / "best" / SETTINGS_FILE).read_text(encoding="utf-8"))
+    return run.publish(
+        ReaderData(path.name, path, sha256_file(path)),
+        counts,
+        "mean F1 over the dev slice's answerable and no-answer examples at the calibrated threshold",
+        {"best_figures": stored["dev"], "curve": run.state.get("curve", [])},
+        no_answer=settings.no_answer,
+        no_answer_threshold=stored["threshold"],
+    )

@@ -1,0 +1,77 @@
+"""Decoding a span reader's logits, on hand-made logits: the best span, across windows and passages, no answer."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ragline.answer.span_decode import Window, best_threshold, decode, window_best
+from ragline.answer.span_reader import is_polar
+
+# Pieces: [CLS] q q [SEP] p0 p1 p2 p3 [SEP]; passage pieces cover characters 0-3, 4-7, 8-11, 12-15.
+OFFSETS = [None, None, None, None, (0, 3), (4, 7), (8, 11), (12, 15), None]
+
+
+def window(start: list[float], end: list[float], passage: int = 0, offsets=OFFSETS) -> Window:
+    return Window(passage, np.array(start, dtype=np.float32), np.array(end, dtype=np.float32), offsets)
+
+
+def test_best_span_lies_in_the_passage_and_ends_after_it_starts():
+    """Planted faults: scoring question pieces (the 9.0s), or allowing end < start (end logit 8 at p0 after
+    start 7 at p2), would pick another span."""
+    w = window([0, 9, 0, 0, 1, 0, 7, 0, 0], [0, 0, 9, 0, 8, 0, 0, 5, 0])
+    score, first, last = window_best(w, max_tokens=10)
+    assert (first, last) == (6, 7) and score == pytest.approx(12.0)
+    choice = decode([w])
+    assert (choice.start, choice.end, choice.passage) == (8, 15, 0)
+
+
+def test_span_length_limit():
+    """Planted fault: ignoring ``max_tokens`` keeps the long span p0..p3 (score 10 + 10)."""
+    w = window([0, 0, 0, 0, 10, 0, 3, 0, 0], [0, 0, 0, 0, 0, 0, 0, 10, 0])
+    assert window_best(w, max_tokens=4)[1:] == (4, 7)
+    assert window_best(w, max_tokens=2)[1:] == (6, 7)  # 3 + 10 beats 10 + 0 within two pieces
+
+
+def test_best_span_across_windows_and_passages_and_least_null():
+    """The best span of every window of every passage; the null score is the least over windows.
+
+    Planted faults: keeping the first window's span, or the largest null, changes the choice."""
+    weak = window([5, 0, 0, 0, 2, 0, 0, 0, 0], [5, 0, 0, 0, 2, 0, 0, 0, 0], passage=0)
+    strong = window([1, 0, 0, 0, 0, 0, 6, 0, 0], [1, 0, 0, 0, 0, 0, 0, 6, 0], passage=1)
+    choice = decode([weak, strong])
+    assert choice.passage == 1 and (choice.start, choice.end) == (8, 15)
+    assert choice.score == pytest.approx(12.0) and choice.null == pytest.approx(2.0)
+    assert choice.margin == pytest.approx(-10.0)
+
+
+def test_no_answer_when_cls_wins():
+    """A window whose [CLS] pair beats every span: the margin is positive (no answer at threshold 0)."""
+    w = window([8, 0, 0, 0, 1, 0, 0, 0, 0], [8, 0, 0, 0, 1, 0, 0, 0, 0])
+    choice = decode([w])
+    assert choice.margin == pytest.approx(16.0 - 2.0) and choice.margin > 0
+
+
+def test_a_window_with_no_passage_pieces_gives_no_span():
+    w = window([1, 2, 3], [1, 2, 3], offsets=[None, None, None])
+    assert decode([w]).passage is None and decode([]).passage is None
+
+
+def test_threshold_maximizes_f1_over_answerable_and_unanswerable():
+    """Margins of three answerable (F1 1, 1, 0.5) and two unanswerable examples; the best cut answers the
+    three answerable ones (margins -5, -3, -1) and declines the others (margins 2, 4). Planted fault: not
+    crediting a declined unanswerable example (abstaining on all scores 0) gives F1 2.5 / 5."""
+    margins = [-5.0, -3.0, -1.0, 2.0, 4.0]
+    f1s = [1.0, 1.0, 0.5, 0.0, 0.0]
+    answerable = [True, True, True, False, False]
+    threshold, f1 = best_threshold(margins, f1s, answerable)
+    assert -1.0 <= threshold < 2.0
+    assert f1 == pytest.approx((1 + 1 + 0.5 + 1 + 1) / 5)
+
+
+def test_polar_questions():
+    assert is_polar("Were Scott Derrickson and Ed Wood of the same nationality?")
+    assert is_polar("Is the Laleli Mosque in Turkey?")
+    assert not is_polar("Which is older, the mosque or the church?")
+    assert not is_polar("Was the film directed by Tim Burton or Ed Wood?")
+    assert not is_polar("What is the capital of France?")
