@@ -440,3 +440,13 @@ def agent_reader(index: Any = None, llm: Any = None, **settings: Any) -> MultiHo
     if index is None:
         raise ConfigError("reader 'agent' retrieves by itself: build it with an index (RAGPipeline.from_config)")
     return MultiHopAgent(index, AgentSettings.from_params(settings), llm=llm)
+
+
+def _ladder_needs_embeddings(params: Mapping[str, Any]) -> bool:
+    """Whether the agent's retriever ladder searches vectors: an evaluation then indexes them, as it does for
+    a dense main retriever (``ragline.eval.harness.config_needs_embeddings``)."""
+    ladder = params.get("ladder", AgentSettings.ladder)
+    return needs_embeddings(list(ladder) if isinstance(ladder, (list, tuple)) else [ladder])
+
+
+agent_reader.needs_embeddings = _ladder_needs_embeddings  # type: ignore[attr-defined]
