@@ -25,7 +25,9 @@ of another thing (a neighbouring record's team, a name cut at a chunk's edge) wo
 hop and the error would compound. Candidates are read from the passages' whole sentences (a chunk's
 cut sentences completed from its neighbouring chunks of the same document, which the caller may
 read as they may read the chunk). A hop with no supported bridge escalates like a low grade; when
-no attempt yields one, the agent abstains and says why.
+no attempt yields one, the agent abstains and says why (``unsupported_bridge=abstain``), or goes on from the
+whole question (``unsupported_bridge=question``: interleaved hops, title links first) and reads all it found,
+leaving the reader's own support check to decline.
 
 Registered as the reader ``agent`` (``[read] reader = "agent:max_hops=3,threshold=0.4"``): it
 declares ``retrieves = True`` and answers with ``answer(question, filter)``, returning the answer
@@ -91,6 +93,7 @@ class AgentSettings:
     title_links: bool = True  # an interleaved hop first looks up the documents whose titles the last hop named
     hop_check: bool = True  # a decomposed hop's bridge must be supported by its sentence, else escalate / abstain
     hop_coverage: float = HOP_COVERAGE  # the support check's term coverage for a hop's bridge
+    unsupported_bridge: str = "abstain"  # no attempt's bridge passes the hop check: abstain, or go on as "question"
     reader: str = "extractive"
     budget: int = 1500  # context tokens
     max_retrievals: int = 12
@@ -103,6 +106,8 @@ class AgentSettings:
             raise ConfigError(f"agent: policy must be one of {', '.join(POLICIES)}, not {self.policy!r}")
         if self.decomposer not in ("rules", "llm"):
             raise ConfigError(f"agent: decomposer must be rules or llm, not {self.decomposer!r}")
+        if self.unsupported_bridge not in ("abstain", "question"):
+            raise ConfigError(f"agent: unsupported_bridge must be abstain or question, not {self.unsupported_bridge!r}")
         if self.first_hop not in FIRST_HOPS:
             raise ConfigError(f"agent: first_hop must be one of {', '.join(FIRST_HOPS)}, not {self.first_hop!r}")
         for name in ("max_hops", "budget_passages", "depth", "max_retrievals"):
@@ -244,11 +249,18 @@ class MultiHopAgent:
                 trace.stop_reason = stop
                 trace.step("stop", hop=hop_n + 1, observation=stop)
                 return self._abstain(stop, trace), build_context(_renumber(per_hop), s.budget)
-            if checked and verified is None:
+            if checked and verified is None and s.unsupported_bridge == "abstain":
                 stop = f"hop {hop_n + 1}: no retrieved sentence supports an answer to {asked!r} (hop check)"
                 trace.stop_reason = stop
                 trace.step("stop", hop=hop_n + 1, observation=stop)
                 return self._abstain(stop, trace), build_context(_renumber([*per_hop, hits]), s.budget)
+            if checked and verified is None:
+                # unsupported_bridge=question: the chain's bridge is unconfirmed, so its later clauses cannot be
+                # filled in. Go on as a question that does not decompose (interleaved hops from the whole question,
+                # title links first) and let the reader judge all the evidence.
+                trace.step("check", hop=hop_n + 1, query=asked, thought="no supported bridge",
+                           observation="continue from the whole question")  # fmt: skip
+                clauses, hops, checked = [], [Hop(question, hops[0].head)], False
             evidence += hits
             per_hop.append(hits)
             seen |= {document_id(h) for h in hits}
