@@ -53,13 +53,13 @@ from ragline.agent.decompose import (
     TitleLinks,
     bridge_candidates,
 )
+from ragline.agent.steps import _attempts, _renumber, _sentence_lines
 from ragline.agent.trace import Cost, Trace
 from ragline.answer.context import Context, approx_tokens, build_context, document_id
 from ragline.answer.support import MIN_COVERAGE, SupportCheck
 from ragline.components import build, register
 from ragline.errors import ConfigError
 from ragline.index.filters import FilterLike
-from ragline.ingest.chunkers import split_sentences
 from ragline.retrieve.base import empty_query_reason
 from ragline.retrieve.expand import SmallToBigExpander
 from ragline.retrieve.registry import build_retriever, needs_embeddings
@@ -419,31 +419,6 @@ class MultiHopAgent:
     def _abstain(self, reason: str, trace: Trace) -> Answer:
         trace.total.seconds = round(trace.elapsed(), 4)
         return Answer("", True, reader=self.name, details={"reason": reason, "trace": trace.to_dict()})
-
-
-def _attempts(query: str, rungs: int, retries: int, analyze: Any) -> list[tuple[str, int]]:
-    """(query text, ladder rung) per attempt: the query; its terms alone (a rewrite); then costlier rungs."""
-    rewritten = " ".join(dict.fromkeys(w for w in query.replace("?", " ").split() if analyze(w)))
-    plan = [(query, 0)]
-    if rewritten and rewritten != query:
-        plan.append((rewritten, 0))
-    plan += [(query, rung) for rung in range(1, rungs)]
-    return plan[: retries + 1]
-
-
-def _sentence_lines(hit: Hit) -> Hit:
-    """``hit`` with one sentence a line: a document rebuilt from its chunks has a line break where a
-    chunk boundary cut a sentence, and the sentence splitters of the grader and the support check end
-    a sentence at every line break (``split_sentences`` keeps hard-wrapped lines together)."""
-    lines = [" ".join(hit.text[a:b].split()) for a, b in split_sentences(hit.text)]
-    return Hit(hit.doc_id, hit.score, hit.rank, hit.title, "\n".join(lines), hit.metadata, hit.parent)
-
-
-def _renumber(per_hop: list[list[Hit]]) -> list[Hit]:
-    """Every hop's evidence ranked 1..n, the last hop first: it answers the question the reader is asked,
-    and earlier hops (the bridges' evidence) follow, latest first."""
-    ordered = [h for hits in reversed(per_hop) for h in hits]
-    return [Hit(h.doc_id, h.score, i, h.title, h.text, h.metadata, h.parent) for i, h in enumerate(ordered, start=1)]
 
 
 @register("reader", "agent")
