@@ -29,7 +29,8 @@ from ragline.answer.context import document_id
 from ragline.eval.datasets import load_dataset
 from ragline.eval.stats import compare
 from ragline.index import Index
-from ragline.retrieve.registry import build_retriever
+from ragline.index.settings import IndexSettings
+from ragline.retrieve.registry import build_retriever, needs_embeddings
 
 
 def main() -> None:
@@ -39,11 +40,12 @@ def main() -> None:
     parser.add_argument("--first", type=int, default=50, help="questions held out for calibration")
     parser.add_argument("--calibration", action="store_true", help="measure the first questions instead")
     parser.add_argument("--first-hop", default="question", choices=("subquestion", "question"),
-                        help="hop 1 on the decomposer's first sub-question or on the whole question")
+                        help="hop 1 on the decomposer's first sub-question or on the whole question")  # fmt: skip
     parser.add_argument("--out", default=None, help="also write the JSON report here")
     args = parser.parse_args()
     dataset = load_dataset(args.dataset)
-    index = Index.create(None)
+    # The ladder's retriever decides the index: vectors for a dense or hybrid rung, else BM25 only.
+    index = Index.create(None, IndexSettings(embedder="minilm") if needs_embeddings(args.retriever) else None)
     index.add(dataset.corpus)
     index.commit()
     questions = dataset.questions[: args.first] if args.calibration else dataset.questions[args.first : args.first + 50]

@@ -84,3 +84,19 @@ def test_a_bridge_about_another_record_is_rejected_and_the_agent_abstains_instea
 def test_hop_coverage_outside_zero_to_one_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="hop_coverage must be a number from 0 to 1"):
         AgentSettings.from_params({"hop_coverage": 1.5})
+
+
+def test_unsupported_bridge_question_goes_on_from_the_whole_question_and_leaves_the_reader_to_decline() -> None:
+    """``unsupported_bridge=question``: the failed hop check no longer ends the question; the agent reads on from
+    the whole question, and the reader's own support check declines (SS-777 is in no passage). Planted fault:
+    ignoring the setting abstains with the hop check's reason and no second retrieval from the question."""
+    index = indexed([RETIRED, TEAM], "fixed:size=100,overlap=0")
+    question = "Who leads the team that maintains substation SS-777?"
+    agent = MultiHopAgent(index, AgentSettings(ladder=("bm25",), unsupported_bridge="question"))
+    answer, context = agent.answer(question)
+    steps = answer.details["trace"]["steps"]
+    assert any(s["kind"] == "check" and s["observation"] == "continue from the whole question" for s in steps)
+    assert steps[-1]["kind"] == "read" and "hop check" not in answer.details.get("reason", "")
+    assert answer.abstained and "Mara Quist" not in answer.text  # the reader, not the loop, declined
+    with pytest.raises(ConfigError, match="unsupported_bridge must be abstain or question"):
+        AgentSettings.from_params({"unsupported_bridge": "guess"})

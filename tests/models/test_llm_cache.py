@@ -72,3 +72,15 @@ def test_bad_arguments_fail_before_the_cache(tmp_path: Path) -> None:
         llm.chat(HELLO, max_tokens=0)
     with pytest.raises(ValueError, match="role"):
         llm.chat([{"role": "robot", "content": "beep"}])
+
+
+def test_a_schema_constrained_reply_is_cached_under_its_schema(tmp_path: Path) -> None:
+    """Planted fault: a key without the schema serves a free-text reply (or another schema's) to a JSON request."""
+    fake = FakeLLM(lambda messages, *rest: '{"a": 1}' if len(fake.schemas) == 1 else '{"b": 2}', structured=True)
+    cached = CachedLLM(fake, LLMResponseCache(tmp_path))
+    messages = [{"role": "user", "content": "x"}]
+    first = {"type": "object", "properties": {"a": {"type": "integer"}}}
+    second = {"type": "object", "properties": {"b": {"type": "integer"}}}
+    assert cached.generate_json(messages, first) == {"a": 1}
+    assert cached.generate_json(messages, first) == {"a": 1} and cached.hits == 1
+    assert cached.generate_json(messages, second) == {"b": 2} and cached.misses == 2

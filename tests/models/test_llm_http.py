@@ -265,3 +265,23 @@ def test_real_server_chat_stream_and_tokens(llama_server: str) -> None:
         with pytest.raises(LLMHTTPError, match="exceeds the available context size") as caught:
             llm.chat([{"role": "user", "content": "word " * 600}], max_tokens=4)
         assert caught.value.status_code == 400
+
+
+def test_chat_json_sends_the_schema_as_response_format(stub: Stub) -> None:
+    """Planted fault: a request without ``response_format`` leaves the server free to write anything."""
+    schema = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
+    stub.respond = lambda handler, n: send(handler, 200, completion('{"answer": "hi"}'))
+    with client(stub.url) as llm:
+        assert llm.generate_json(HELLO, schema, max_tokens=9) == {"answer": "hi"}
+    body = stub.requests[0][2]
+    assert body["response_format"] == {"type": "json_schema", "json_schema": {"name": "reply", "schema": schema}}
+    assert body["max_tokens"] == 9 and body["temperature"] == 0.0
+
+
+def test_a_server_that_refuses_response_format_says_it_takes_no_schema(stub: Stub) -> None:
+    """Planted fault: passing the HTTP 400 on as LLMHTTPError, which a reader cannot tell from a bad request."""
+    from ragline.models.llm import StructuredOutputUnsupported
+
+    stub.respond = lambda handler, n: send(handler, 400, b'{"error": "unknown field response_format"}')
+    with client(stub.url) as llm, pytest.raises(StructuredOutputUnsupported, match="response_format"):
+        llm.chat_json(HELLO, {"type": "object"})

@@ -25,7 +25,9 @@ of another thing (a neighbouring record's team, a name cut at a chunk's edge) wo
 hop and the error would compound. Candidates are read from the passages' whole sentences (a chunk's
 cut sentences completed from its neighbouring chunks of the same document, which the caller may
 read as they may read the chunk). A hop with no supported bridge escalates like a low grade; when
-no attempt yields one, the agent abstains and says why.
+no attempt yields one, the agent abstains and says why (``unsupported_bridge=abstain``), or goes on from the
+whole question (``unsupported_bridge=question``: interleaved hops, title links first) and reads all it found,
+leaving the reader's own support check to decline.
 
 Registered as the reader ``agent`` (``[read] reader = "agent:max_hops=3,threshold=0.4"``): it
 declares ``retrieves = True`` and answers with ``answer(question, filter)``, returning the answer
@@ -51,6 +53,7 @@ from ragline.agent.decompose import (
     TitleLinks,
     bridge_candidates,
 )
+from ragline.agent.steps import _attempts, _renumber, _sentence_lines
 from ragline.agent.trace import Cost, Trace
 from ragline.answer.context import Context, approx_tokens, build_context, document_id
 from ragline.answer.support import MIN_COVERAGE, SupportCheck
@@ -60,7 +63,6 @@ from ragline.index.filters import FilterLike
 from ragline.retrieve.base import empty_query_reason
 from ragline.retrieve.expand import SmallToBigExpander
 from ragline.retrieve.registry import build_retriever, needs_embeddings
-from ragline.text.sentences import sentence_texts
 from ragline.types import Answer, Hit
 
 POLICIES = ("read", "abstain")
@@ -91,6 +93,7 @@ class AgentSettings:
     title_links: bool = True  # an interleaved hop first looks up the documents whose titles the last hop named
     hop_check: bool = True  # a decomposed hop's bridge must be supported by its sentence, else escalate / abstain
     hop_coverage: float = HOP_COVERAGE  # the support check's term coverage for a hop's bridge
+    unsupported_bridge: str = "abstain"  # no attempt's bridge passes the hop check: abstain, or go on as "question"
     reader: str = "extractive"
     budget: int = 1500  # context tokens
     max_retrievals: int = 12
@@ -103,6 +106,8 @@ class AgentSettings:
             raise ConfigError(f"agent: policy must be one of {', '.join(POLICIES)}, not {self.policy!r}")
         if self.decomposer not in ("rules", "llm"):
             raise ConfigError(f"agent: decomposer must be rules or llm, not {self.decomposer!r}")
+        if self.unsupported_bridge not in ("abstain", "question"):
+            raise ConfigError(f"agent: unsupported_bridge must be abstain or question, not {self.unsupported_bridge!r}")
         if self.first_hop not in FIRST_HOPS:
             raise ConfigError(f"agent: first_hop must be one of {', '.join(FIRST_HOPS)}, not {self.first_hop!r}")
         for name in ("max_hops", "budget_passages", "depth", "max_retrievals"):
@@ -244,11 +249,18 @@ class MultiHopAgent:
                 trace.stop_reason = stop
                 trace.step("stop", hop=hop_n + 1, observation=stop)
                 return self._abstain(stop, trace), build_context(_renumber(per_hop), s.budget)
-            if checked and verified is None:
+            if checked and verified is None and s.unsupported_bridge == "abstain":
                 stop = f"hop {hop_n + 1}: no retrieved sentence supports an answer to {asked!r} (hop check)"
                 trace.stop_reason = stop
                 trace.step("stop", hop=hop_n + 1, observation=stop)
                 return self._abstain(stop, trace), build_context(_renumber([*per_hop, hits]), s.budget)
+            if checked and verified is None:
+                # unsupported_bridge=question: the chain's bridge is unconfirmed, so its later clauses cannot be
+                # filled in. Go on as a question that does not decompose (interleaved hops from the whole question,
+                # title links first) and let the reader judge all the evidence.
+                trace.step("check", hop=hop_n + 1, query=asked, thought="no supported bridge",
+                           observation="continue from the whole question")  # fmt: skip
+                clauses, hops, checked = [], [Hop(question, hops[0].head)], False
             evidence += hits
             per_hop.append(hits)
             seen |= {document_id(h) for h in hits}
@@ -409,34 +421,19 @@ class MultiHopAgent:
         return Answer("", True, reader=self.name, details={"reason": reason, "trace": trace.to_dict()})
 
 
-def _attempts(query: str, rungs: int, retries: int, analyze: Any) -> list[tuple[str, int]]:
-    """(query text, ladder rung) per attempt: the query; its terms alone (a rewrite); then costlier rungs."""
-    rewritten = " ".join(dict.fromkeys(w for w in query.replace("?", " ").split() if analyze(w)))
-    plan = [(query, 0)]
-    if rewritten and rewritten != query:
-        plan.append((rewritten, 0))
-    plan += [(query, rung) for rung in range(1, rungs)]
-    return plan[: retries + 1]
-
-
-def _sentence_lines(hit: Hit) -> Hit:
-    """``hit`` with one sentence a line, whitespace collapsed (``ragline.text.sentences``): a document
-    rebuilt from its chunks has line breaks where chunk boundaries fell, and a bridge name found in a
-    sentence ("Blue Lake") is then looked up in the text as written, with single spaces."""
-    text = "\n".join(sentence_texts(hit.text))
-    return Hit(hit.doc_id, hit.score, hit.rank, hit.title, text, hit.metadata, hit.parent)
-
-
-def _renumber(per_hop: list[list[Hit]]) -> list[Hit]:
-    """Every hop's evidence ranked 1..n, the last hop first: it answers the question the reader is asked,
-    and earlier hops (the bridges' evidence) follow, latest first."""
-    ordered = [h for hits in reversed(per_hop) for h in hits]
-    return [Hit(h.doc_id, h.score, i, h.title, h.text, h.metadata, h.parent) for i, h in enumerate(ordered, start=1)]
-
-
 @register("reader", "agent")
 def agent_reader(index: Any = None, llm: Any = None, **settings: Any) -> MultiHopAgent:
     """Multi-hop agent: decomposes, retrieves hop by hop with a grader and stopping rules, reads all hops."""
     if index is None:
         raise ConfigError("reader 'agent' retrieves by itself: build it with an index (RAGPipeline.from_config)")
     return MultiHopAgent(index, AgentSettings.from_params(settings), llm=llm)
+
+
+def _ladder_needs_embeddings(params: Mapping[str, Any]) -> bool:
+    """Whether the agent's retriever ladder searches vectors: an evaluation then indexes them, as it does for
+    a dense main retriever (``ragline.eval.harness.config_needs_embeddings``)."""
+    ladder = params.get("ladder", AgentSettings.ladder)
+    return needs_embeddings(list(ladder) if isinstance(ladder, (list, tuple)) else [ladder])
+
+
+agent_reader.needs_embeddings = _ladder_needs_embeddings  # type: ignore[attr-defined]

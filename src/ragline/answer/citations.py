@@ -117,3 +117,95 @@ def supports(
 def check_support(answer_text: str, citations: Sequence[Citation], question: str = "") -> list[Citation]:
     """Copies of ``citations`` with ``supported`` set for ``answer_text`` and ``question`` (see ``supports``)."""
     return [replace(c, supported=supports(answer_text, c.text, question=question, title=c.title)) for c in citations]
+
+
+# --- whole sentences and post-hoc attribution -----------------------------------------------------
+
+_END_PUNCT = tuple(".!?:;)\"'\u201d\u3002\uff01\uff1f")
+
+
+def cut_edges(source: Source) -> tuple[bool, bool]:
+    """(first sentence cut, last sentence cut) of a chunk: a boundary inside a sentence.
+
+    A chunk that starts inside its document (``metadata["start"] > 0``) with a lower-case letter or a digit
+    continues a sentence; a text whose last character is not a sentence's end (``. ! ? : ;``, a closing
+    quote or bracket, Chinese full stops) stops inside one. Whole documents are never cut at the start.
+    """
+    text = source.text.strip()
+    if not text:
+        return False, False
+    starts_inside = isinstance(source.hit.metadata.get("start"), int) and source.hit.metadata["start"] > 0
+    first_cut = starts_inside and (text[0].islower() or text[0].isdigit())
+    last_cut = not text.endswith(_END_PUNCT)
+    return first_cut, last_cut
+
+
+def whole_sentences(source: Source) -> list[str]:
+    """The sentences of ``source`` that no chunk boundary cut (``cut_edges``), in reading order."""
+    from ragline.ingest.chunkers import split_sentences
+
+    text = source.text
+    spans = split_sentences(text)
+    first_cut, last_cut = cut_edges(source)
+    if first_cut and spans:
+        spans = spans[1:]
+    if last_cut and spans:
+        spans = spans[:-1]
+    return [" ".join(text[a:b].split()) for a, b in spans]
+
+
+def attribute(answer_text: str, context: Context, question: str = "") -> list[tuple[Citation, str, str]]:
+    """Sources for an answer the reader did not cite (or cited wrongly), found over whole sentences only.
+
+    Each sentence of ``answer_text`` is matched to the first source (in context order) with a whole sentence
+    that supports it (``supports``: with the question, the sentence must answer it with this answer).
+    Returns (citation marked supported, the answer's sentence, the source's sentence) per attributed
+    sentence; a cut sentence never supports an answer, so an answer is never backed by a fragment.
+    """
+    from ragline.ingest.chunkers import split_sentences
+
+    parts = [answer_text[a:b] for a, b in split_sentences(answer_text)] or [answer_text]
+    found: list[tuple[Citation, str, str]] = []
+    for part in parts:
+        if not part.strip():
+            continue
+        match = _supporting_sentence(part, context, question)
+        if match is not None:
+            source, sentence = match
+            found.append((replace(citation_for(source), supported=True), part, sentence))
+    return found
+
+
+def supporting_sentence(answer_text: str, context: Context, question: str = "", numbers: Sequence[int] = ()) -> str:
+    """The first whole sentence of the sources numbered ``numbers`` (then of any source) that supports the
+    answer; "" when none does."""
+    first = [s for n in numbers if (s := context.source(n)) is not None]
+    for pool in (first, context.sources):
+        match = _supporting_sentence(answer_text, context, question, pool)
+        if match is not None:
+            return match[1]
+    return ""
+
+
+def _supporting_sentence(
+    answer_text: str, context: Context, question: str, pool: Sequence[Source] | None = None
+) -> tuple[Source, str] | None:
+    for source in context.sources if pool is None else pool:
+        for sentence in whole_sentences(source):
+            if supports(answer_text, sentence, question=question, title=source.hit.title):
+                return source, sentence
+    return None
+
+
+def ends_at_cut(answer_text: str, context: Context, words: int = 3) -> int | None:
+    """The number of a source whose text was cut mid-sentence exactly where ``answer_text`` ends (its last
+    ``words`` words, normalized), or None: an answer that copied a fragment up to a chunk boundary."""
+    from ragline.text.normalize import normalize_answer
+
+    tail = normalize_answer(answer_text).split()[-words:]
+    if len(tail) < words:
+        return None
+    for source in context.sources:
+        if cut_edges(source)[1] and normalize_answer(source.text).split()[-words:] == tail:
+            return source.n
+    return None

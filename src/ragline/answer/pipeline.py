@@ -24,13 +24,21 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, closing, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
 from ragline.answer.context import Context, build_context, document_id
 from ragline.answer.extractive import ExtractiveReader
-from ragline.answer.prompt import answer_from_response, build_messages
+from ragline.answer.prompt import (
+    OUTPUTS,
+    SHORT_MODES,
+    answer_from_response,
+    build_messages,
+    closed_after,
+    read_constrained,
+    stream_constrained,
+)
+from ragline.answer.questions import FULL, SHORT, answer_kind
 from ragline.answer.version_policy import VersionPolicy
 from ragline.answer.versions import annotate_conflicts, given_answer, is_change_question
 from ragline.components import build, register
@@ -48,11 +56,6 @@ from ragline.types import Answer, Hit
 
 LLMLike = Any  # a ragline.models.llm backend (local llama.cpp, an OpenAI-compatible server, a cached one)
 
-
-def closed_after(pieces: Iterator[Any]) -> AbstractContextManager[Iterator[Any]]:
-    """``pieces`` as a context that closes it on exit when it can be closed (closing a generator stops
-    what feeds it: a model stops generating when its reader stops reading)."""
-    return closing(pieces) if hasattr(pieces, "close") else nullcontext(pieces)  # type: ignore[type-var]
 
 
 class Reader(ABC):
@@ -108,16 +111,50 @@ class SpanAnswerReader(Reader):
 
 @register("reader", "llm")
 class LLMReader(Reader):
-    """An LLM (local llama.cpp or an OpenAI-compatible server) answering from numbered sources, citing them."""
+    """An LLM (local llama.cpp or an OpenAI-compatible server) answering from numbered sources, citing them.
+
+    ``output=json`` (the default) constrains the reply to an answer and the numbers of its sources
+    (``prompt.read_constrained``), falling back to free text with ``[n]`` markers when the backend takes no
+    schema; ``output=text`` is that free-text prompt. ``short=auto`` asks factoid and yes/no questions for a
+    few words (then the supporting sentence, in ``details["sentence"]``), ``on`` always, ``off`` never.
+    """
 
     name = "llm"
 
-    def __init__(self, model: str | None = None, max_tokens: int = 128, llm: LLMLike | None = None) -> None:
+    def __init__(
+        self,
+        model: str | None = None,
+        max_tokens: int = 128,
+        llm: LLMLike | None = None,
+        output: str = "json",
+        short: str = "auto",
+    ) -> None:
+        if output not in OUTPUTS or short not in SHORT_MODES:
+            raise ConfigError(f"reader llm: output must be one of {', '.join(OUTPUTS)} and short one of "
+                              f"{', '.join(SHORT_MODES)}; got output={output!r}, short={short!r}")  # fmt: skip
         if llm is None:
             from ragline.models.llm import CachedLLM, load_llm
 
             llm = CachedLLM(load_llm(model))
-        self.llm, self.max_tokens = llm, max_tokens
+        self.llm, self.max_tokens, self.output, self.short = llm, max_tokens, output, short
+        self._constrained = output == "json"  # off for good once the backend says it takes no schema
+
+    def _kind(self, question: str) -> str:
+        return (answer_kind(question) if self.short == "auto" else FULL) if self.short != "on" else SHORT
+
+    def _read_constrained(self, question: str, context: Context) -> Answer | None:
+        """The schema-constrained answer, or None when the backend takes no schema (then plain text)."""
+        from ragline.models.llm import StructuredOutputUnsupported
+
+        if not self._constrained:
+            return None
+        try:
+            kind = self._kind(question)
+            return read_constrained(self.llm, question, context, self.max_tokens, kind, self.llm.id,
+                                    **self._scope(context))  # fmt: skip
+        except StructuredOutputUnsupported:
+            self._constrained = False
+            return None
 
     def _scope(self, context: Context) -> dict[str, Any]:
         """A cached reply is keyed by the ACLs of the sources it was written from (``acl_scope``)."""
@@ -129,10 +166,23 @@ class LLMReader(Reader):
         return {"scope": acl_scope(s.hit.metadata.get("acl") for s in context.sources)}
 
     def read(self, question: str, context: Context) -> Answer:
+        constrained = self._read_constrained(question, context)
+        if constrained is not None:
+            return constrained
         reply = self.llm.chat(build_messages(question, context), max_tokens=self.max_tokens, **self._scope(context))
         return answer_from_response(reply, context, reader=self.llm.id, question=question)
 
     def stream(self, question: str, context: Context) -> Iterator[str | Answer]:
+        if self._constrained:
+            from ragline.models.llm import StructuredOutputUnsupported
+
+            kind = self._kind(question)
+            try:  # a server that refuses the schema does so before the first piece
+                yield from stream_constrained(self.llm, question, context, self.max_tokens, kind, self.llm.id,
+                                              **self._scope(context))  # fmt: skip
+                return
+            except StructuredOutputUnsupported:
+                self._constrained = False
         pieces = []
         messages = build_messages(question, context)
         # closed with this generator: a caller that stops reading stops the model generating
@@ -143,7 +193,8 @@ class LLMReader(Reader):
         yield answer_from_response("".join(pieces), context, reader=self.llm.id, question=question)
 
     def config(self) -> dict[str, Any]:
-        return {"name": self.name, "model": self.llm.id, "max_tokens": self.max_tokens}
+        return {"name": self.name, "model": self.llm.id, "max_tokens": self.max_tokens, "output": self.output,
+                "short": self.short}  # fmt: skip
 
 
 def build_reader(spec: str | Mapping[str, Any], llm: LLMLike | None = None) -> Reader:

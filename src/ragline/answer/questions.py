@@ -157,3 +157,23 @@ def _head_noun(question: str) -> str | None:
     return match.group(1).split()[-1] if match else None
 
 
+
+
+YESNO, SHORT, FULL = "yesno", "short", "full"
+_PROCEDURE = re.compile(r"^\s*how (?:do|can|should|would|to)\b")
+
+
+def answer_kind(question: str) -> str:
+    """What an answer to ``question`` looks like: ``yesno`` (it starts with an auxiliary verb: "Are X and Y
+    both ...?"), ``short`` (a factoid: its first answer-type rule expects a name, number, date, code or the
+    like, not a phrase) or ``full`` (a cause, a procedure, anything else: a sentence)."""
+    words = WORD.findall(question.lower())
+    if words and words[0] in _AUX:
+        return YESNO
+    lowered = question.lower()
+    if _PROCEDURE.search(lowered):
+        return FULL
+    types = next((t for pattern, t in _TYPE_RULES if pattern.search(lowered)), None)
+    if types is None or max(types, key=types.__getitem__) == PHRASE:
+        return FULL
+    return SHORT

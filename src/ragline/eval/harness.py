@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragline.answer.pipeline import RAGPipeline
+from ragline.components import component, spec_of
 from ragline.config import PipelineConfig
 from ragline.errors import ConfigError
 from ragline.eval.datasets import Dataset
@@ -38,6 +39,18 @@ class EvalIndex:
     doc_of: dict[str, str] | None = field(default=None, repr=False)
 
 
+def config_needs_embeddings(config: PipelineConfig) -> bool:
+    """Whether ``config`` searches vectors anywhere: its retriever, or a reader that retrieves by itself (the
+    agent's ladder and reranker declare theirs as ``needs_embeddings``, as retrievers do)."""
+    if needs_embeddings(config.retrieve.retriever):
+        return True
+    if not config.read.enabled:
+        return False
+    name, params = spec_of(config.read.reader)
+    flag = getattr(component("reader", name).factory, "needs_embeddings", False)
+    return bool(flag(params) if callable(flag) else flag)
+
+
 def build_eval_index(dataset: Dataset, configs: Sequence[PipelineConfig]) -> EvalIndex:
     """One in-memory index for ``configs`` (vectors only when one of their retrievers needs them)."""
     first = configs[0]
@@ -46,7 +59,7 @@ def build_eval_index(dataset: Dataset, configs: Sequence[PipelineConfig]) -> Eva
             raise ConfigError("configs compared in one evaluation must share their [ingest] and [index] stages")
     if not dataset.corpus:
         raise ConfigError(f"{dataset.path} has no documents (corpus.jsonl or document files): nothing to search")
-    embed = needs_embeddings([c.retrieve.retriever for c in configs])
+    embed = any(config_needs_embeddings(c) for c in configs)
     ingest = IngestConfig(first.ingest.chunker, first.ingest.context)
     index = build_index(dataset.corpus, ingest, first.index.settings(embed=embed))
     doc_of = None

@@ -6,7 +6,8 @@
 >>> llm.close()
 
 Modules: ``base`` (the :class:`LLM` interface), ``local`` (in-process llama.cpp server), ``http`` (any
-OpenAI-compatible server, retries and timeouts), ``cache`` (responses on disk), ``load`` (specs).
+OpenAI-compatible server, retries and timeouts), ``cache`` (responses on disk), ``load`` (specs),
+``json_schema`` (replies constrained to a schema).
 The packaged weights are located and verified by :mod:`ragline.models.gguf`. httpx and xllamacpp are the
 ``llm`` extra; they are imported only when a backend is built.
 """
@@ -18,12 +19,14 @@ from ragline.models.llm.base import (
     GenerationParams,
     Message,
     PromptTooLongError,
+    StructuredOutputUnsupported,
     TopLogprobs,
     check_messages,
     check_prompt_fits,
 )
 from ragline.models.llm.cache import CachedLLM, LLMResponseCache, default_llm_cache_path
 from ragline.models.llm.http import HttpLLM, LLMConnectionError, LLMContextExceededError, LLMHTTPError
+from ragline.models.llm.json_schema import JSONReplyError, parse_reply
 from ragline.models.llm.load import DEFAULT_LLM, SPEC_FORMS, load_llm, shared_llm
 from ragline.models.llm.local import LocalLLM
 
@@ -34,6 +37,7 @@ __all__ = [
     "CachedLLM",
     "GenerationParams",
     "HttpLLM",
+    "JSONReplyError",
     "LLMConnectionError",
     "LLMContextExceededError",
     "LLMHTTPError",
@@ -41,10 +45,12 @@ __all__ = [
     "LocalLLM",
     "Message",
     "PromptTooLongError",
+    "StructuredOutputUnsupported",
     "TopLogprobs",
     "check_messages",
     "check_prompt_fits",
     "default_llm_cache_path",
     "load_llm",
+    "parse_reply",
     "shared_llm",
 ]

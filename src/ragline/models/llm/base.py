@@ -4,6 +4,12 @@ Backends that can also report the next token's top log probabilities (llama.cpp'
 OpenAI's, through ``logprobs``/``top_logprobs``) implement :meth:`LLM.top_logprobs`; a pointwise
 LLM reranker reads P(yes) from it.
 
+Constrained output: :meth:`LLM.generate_json` returns the parsed reply to ``messages`` constrained to a JSON
+schema (``json_schema.py``: the schema subset, the parser and the check). A backend constrains decoding in
+:meth:`LLM.chat_json`: llama.cpp's server compiles the schema into a grammar, OpenAI-compatible servers take it as
+``response_format``; a backend that cannot raises :class:`StructuredOutputUnsupported`, and a caller falls back
+to a plain-text prompt (``ragline.answer.prompt`` does).
+
 Messages are OpenAI-style dicts, ``{"role": "system" | "user" | "assistant", "content": "..."}``. The
 defaults make generation deterministic: ``temperature=0`` is greedy decoding (the seed then plays no part),
 and a fixed ``seed`` makes sampling at ``temperature > 0`` repeatable on the same backend and weights.
@@ -15,7 +21,7 @@ by (id, messages, parameters) is never stale (see ``cache.py``).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -88,6 +94,10 @@ def check_messages(messages: Sequence[Message]) -> list[Message]:
     return checked
 
 
+class StructuredOutputUnsupported(ModelError):
+    """The backend cannot constrain its reply to a JSON schema (no grammar, no ``response_format``)."""
+
+
 class PromptTooLongError(ModelError):
     """The prompt and the reply's ``max_tokens`` do not fit in the model's context; found before any request."""
 
@@ -155,6 +165,46 @@ class LLM(ABC):
     @abstractmethod
     def count_tokens(self, text: str) -> int:
         """Number of tokens of ``text`` in this model's vocabulary (no special tokens added)."""
+
+    def chat_json(
+        self,
+        messages: Sequence[Message],
+        schema: Mapping[str, Any],
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        seed: int = 0,
+    ) -> str:
+        """The reply to ``messages``, decoding constrained to JSON text that ``schema`` accepts (greedy).
+
+        Not abstract: a backend that cannot constrain its output raises :class:`StructuredOutputUnsupported`.
+        """
+        raise StructuredOutputUnsupported(f"{type(self).__name__} ({self.id}) cannot constrain its reply to a schema")
+
+    def stream_json(
+        self,
+        messages: Sequence[Message],
+        schema: Mapping[str, Any],
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        seed: int = 0,
+    ) -> Iterator[str]:
+        """:meth:`chat_json`'s reply in pieces as they are generated (default: all at once)."""
+        yield self.chat_json(messages, schema, max_tokens, seed)
+
+    def generate_json(
+        self,
+        messages: Sequence[Message],
+        schema: Mapping[str, Any],
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        seed: int = 0,
+    ) -> Any:
+        """The reply to ``messages`` as the JSON value ``schema`` describes, parsed and checked.
+
+        :class:`~ragline.models.llm.json_schema.JSONReplyError` when the reply is not such a value (cut by
+        ``max_tokens``, or a backend that ignored the schema); :class:`StructuredOutputUnsupported` when the
+        backend cannot constrain its output at all.
+        """
+        from ragline.models.llm.json_schema import parse_reply
+
+        return parse_reply(self.chat_json(messages, schema, max_tokens, seed), schema, self.id)
 
     def top_logprobs(self, messages: Sequence[Message], top: int = DEFAULT_TOP_LOGPROBS, seed: int = 0) -> TopLogprobs:
         """The ``top`` likeliest first tokens of the reply to ``messages``, with their natural-log probabilities.

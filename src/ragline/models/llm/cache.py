@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -74,11 +74,13 @@ def request_key(
     params: GenerationParams,
     scope: str | None = None,
     top_logprobs: int | None = None,
+    schema: Mapping[str, Any] | None = None,
 ) -> tuple[str, str]:
     """(key, canonical request JSON) of one generation; ``scope`` (see ``acl_scope``) joins the key when given.
 
     ``top_logprobs`` marks a request for the first token's log probabilities (not a reply's text): a
-    different answer to the same messages, so a different key.
+    different answer to the same messages, so a different key. ``schema`` marks a reply constrained to that
+    JSON schema (``LLM.chat_json``), another answer again.
     """
     request: dict[str, Any] = {
         "model": model_id,
@@ -92,6 +94,8 @@ def request_key(
         request["scope"] = scope
     if top_logprobs is not None:
         request["top_logprobs"] = top_logprobs
+    if schema is not None:
+        request["json_schema"] = dict(schema)
     # sort_keys and fixed separators: the same request is the same bytes in every process and version.
     canonical = json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest(), canonical
@@ -176,6 +180,12 @@ class CachedLLM(LLM):
         return self._stream(messages, params, key, request)
 
     def _stream(self, messages: Sequence[Message], params: GenerationParams, key: str, request: str) -> Iterator[str]:
+        def generate() -> Iterator[str]:
+            return self.llm.stream(messages, params.max_tokens, params.temperature, params.seed, list(params.stop))
+
+        return self._stream_cached(key, request, generate)
+
+    def _stream_cached(self, key: str, request: str, generate: Callable[[], Iterator[str]]) -> Iterator[str]:
         cached = self.cache.get(key)
         if cached is not None:
             self.hits += 1
@@ -184,7 +194,7 @@ class CachedLLM(LLM):
             return
         self.misses += 1
         pieces = []
-        for piece in self.llm.stream(messages, params.max_tokens, params.temperature, params.seed, list(params.stop)):
+        for piece in generate():
             pieces.append(piece)
             yield piece
         self.cache.put(key, self.llm.id, request, "".join(pieces))
@@ -206,6 +216,51 @@ class CachedLLM(LLM):
         found = self.llm.top_logprobs(messages, top, seed)
         self.cache.put(key, self.llm.id, request, json.dumps(found, ensure_ascii=False))
         return found
+
+    def chat_json(
+        self,
+        messages: Sequence[Message],
+        schema: Mapping[str, Any],
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        seed: int = 0,
+        scope: str | None = None,
+    ) -> str:
+        """The wrapped model's schema-constrained reply, from the cache when this request (and schema) was seen."""
+        params = GenerationParams.of(max_tokens, 0.0, seed, None)
+        key, request = request_key(self.llm.id, check_messages(messages), params, scope, schema=schema)
+        cached = self.cache.get(key)
+        if cached is not None:
+            self.hits += 1
+            return cached
+        self.misses += 1
+        response = self.llm.chat_json(messages, schema, max_tokens, seed)
+        self.cache.put(key, self.llm.id, request, response)
+        return response
+
+    def stream_json(
+        self,
+        messages: Sequence[Message],
+        schema: Mapping[str, Any],
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        seed: int = 0,
+        scope: str | None = None,
+    ) -> Iterator[str]:
+        """:meth:`chat_json` in pieces; a cached reply comes as one piece, a finished stream is stored."""
+        params = GenerationParams.of(max_tokens, 0.0, seed, None)
+        key, request = request_key(self.llm.id, check_messages(messages), params, scope, schema=schema)
+        return self._stream_cached(key, request, lambda: self.llm.stream_json(messages, schema, max_tokens, seed))
+
+    def generate_json(
+        self,
+        messages: Sequence[Message],
+        schema: Mapping[str, Any],
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        seed: int = 0,
+        scope: str | None = None,
+    ) -> Any:
+        from ragline.models.llm.json_schema import parse_reply
+
+        return parse_reply(self.chat_json(messages, schema, max_tokens, seed, scope), schema, self.id)
 
     def count_tokens(self, text: str) -> int:
         return self.llm.count_tokens(text)

@@ -18,7 +18,8 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from ragline.errors import ModelError
@@ -28,6 +29,7 @@ from ragline.models.llm.base import (
     LLM,
     GenerationParams,
     Message,
+    StructuredOutputUnsupported,
     TopLogprobs,
     check_messages,
     check_prompt_fits,
@@ -144,7 +146,9 @@ class HttpLLM(LLM):
         params = GenerationParams.of(max_tokens, temperature, seed, stop)
         body = self._body(messages, params, stream=False)
         check_prompt_fits(self, body["messages"], params.max_tokens, self.context_tokens)
-        reply = self._post_json("/chat/completions", body)
+        return self._content(self._post_json("/chat/completions", body))
+
+    def _content(self, reply: Any) -> str:
         try:
             content = reply["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError):
@@ -166,6 +170,60 @@ class HttpLLM(LLM):
         body = self._body(messages, params, stream=True)
         check_prompt_fits(self, body["messages"], params.max_tokens, self.context_tokens)
         return self._stream(body)
+
+    def chat_json(
+        self,
+        messages: Sequence[Message],
+        schema: Mapping[str, Any],
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        seed: int = 0,
+    ) -> str:
+        """The reply constrained to ``schema`` through OpenAI's ``response_format`` (type ``json_schema``).
+
+        llama.cpp's server turns the schema into a grammar that decoding must follow; OpenAI and vLLM take the
+        same field. A server that refuses the field (HTTP 400 naming it) raises
+        :class:`StructuredOutputUnsupported`, so the caller can fall back to a plain-text prompt.
+        """
+        body = self._json_body(messages, schema, max_tokens, seed, stream=False)
+        with self._schema_refused():
+            return self._content(self._post_json("/chat/completions", body))
+
+    def stream_json(
+        self,
+        messages: Sequence[Message],
+        schema: Mapping[str, Any],
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        seed: int = 0,
+    ) -> Iterator[str]:
+        """:meth:`chat_json` streamed (the same ``response_format``, server-sent events)."""
+        body = self._json_body(messages, schema, max_tokens, seed, stream=True)
+        return self._refusing(self._stream(body))
+
+    def _json_body(
+        self, messages: Sequence[Message], schema: Mapping[str, Any], max_tokens: int, seed: int, stream: bool
+    ) -> dict[str, Any]:
+        params = GenerationParams.of(max_tokens, 0.0, seed, None)
+        body = self._body(messages, params, stream=stream)
+        body["response_format"] = {"type": "json_schema", "json_schema": {"name": "reply", "schema": dict(schema)}}
+        check_prompt_fits(self, body["messages"], params.max_tokens, self.context_tokens)
+        return body
+
+    def _refusing(self, pieces: Iterator[str]) -> Iterator[str]:
+        with self._schema_refused():
+            yield from pieces
+
+    @contextmanager
+    def _schema_refused(self) -> Iterator[None]:
+        """An HTTP 400 that names the schema field becomes :class:`StructuredOutputUnsupported`."""
+        try:
+            yield
+        except LLMHTTPError as exc:
+            said = exc.body.lower()
+            if exc.status_code == 400 and any(word in said for word in ("response_format", "json_schema", "grammar")):
+                raise StructuredOutputUnsupported(
+                    f"{self.base_url} does not take a JSON schema (response_format): {exc.body}"
+                ) from None
+            raise
 
     def top_logprobs(self, messages: Sequence[Message], top: int = DEFAULT_TOP_LOGPROBS, seed: int = 0) -> TopLogprobs:
         """The first reply token's ``top`` alternatives, from the OpenAI fields ``logprobs`` and ``top_logprobs``.

@@ -35,7 +35,7 @@ import tempfile
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -251,6 +251,28 @@ class LocalLLM(LLM):
         # stream ends or is closed (a caller that stops reading closes it, which releases the lock).
         with self._prompt_state(messages):
             yield from pieces
+
+    def chat_json(
+        self,
+        messages: Sequence[Message],
+        schema: Mapping[str, Any],
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        seed: int = 0,
+    ) -> str:
+        """The reply decoded under the grammar llama.cpp's server compiles from ``schema`` (``response_format``)."""
+        client = self._client()
+        with self._prompt_state(messages):
+            return client.chat_json(messages, schema, max_tokens, seed)
+
+    def stream_json(
+        self,
+        messages: Sequence[Message],
+        schema: Mapping[str, Any],
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        seed: int = 0,
+    ) -> Iterator[str]:
+        pieces = self._client().stream_json(messages, schema, max_tokens, seed)
+        return self._streamed(messages, pieces) if self.prefix_cache else pieces
 
     def top_logprobs(self, messages: Sequence[Message], top: int = DEFAULT_TOP_LOGPROBS, seed: int = 0) -> TopLogprobs:
         client = self._client()
