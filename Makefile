@@ -44,7 +44,7 @@ demo: $(STAMP)
 # then the ci tier of the figure regressions (benchmarks/regressions/*.toml; results under .cache/).
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks tools
-	# $(BIN)/ruff format --check src tests benchmarks tools  # enabled by the formatting commit
+	$(BIN)/ruff format --check src tests benchmarks tools
 	$(BIN)/python tools/mypy_baseline.py
 	$(BIN)/python -m pytest -q
 	$(BIN)/python benchmarks/regress.py --tier ci --results .cache/regress

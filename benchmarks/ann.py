@@ -130,7 +130,6 @@ DIM = 384
 PARTS = ("hnswlib", "ivf", "ivfpq", "filtered", "scifact", "embed")
 
 
-
 def log(message: str) -> None:
     log_line(message, memory=True)  # the runs here are sized by memory: every line says how much is held
 

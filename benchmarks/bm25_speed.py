@@ -445,9 +445,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     batch_runs: dict[str, Callable[[], Any]] = {"ragline-loop": lambda: [index.search_terms(q, K) for q in queries]}
     for t in thread_counts:
         batch_runs[f"ragline-batch-{t}t"] = lambda t=t: index.search_terms_batch(queries, K, threads=t)
-        batch_runs[f"bm25s-batch-{t}t"] = lambda t=t: retriever.retrieve(
-            queries, k=K, show_progress=False, n_threads=t
-        )
+        batch_runs[f"bm25s-batch-{t}t"] = lambda t=t: retriever.retrieve(queries, k=K, show_progress=False, n_threads=t)
     batched_cpu: dict[str, float] = {}
     batched = interleaved_passes(args.passes, batch_runs, batched_cpu)
     n = len(queries)

@@ -161,9 +161,7 @@ def writer(run: Run, corpus: Corpus, index: Path) -> None:
                 run.started += 1
                 run.cond.notify_all()
             began = time.monotonic()
-            done = _ragline(
-                "index", str(corpus.folder), "--index", str(index), *INDEX_FLAGS, "--output", "json"
-            )
+            done = _ragline("index", str(corpus.folder), "--index", str(index), *INDEX_FLAGS, "--output", "json")
             run.resync_seconds = time.monotonic() - began
             if done.returncode != 0:
                 with run.cond:

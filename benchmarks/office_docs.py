@@ -144,8 +144,15 @@ def build(folder: Path, seed: int) -> list[dict[str, Any]]:
               "quarterly-review", slide=2),
         ]  # fmt: skip
     questions += [
-        q("pptx-churn", "pptx", "text", "What percentage did customer churn fall to?", [churn], "quarterly-review",
-          slide=3),
+        q(
+            "pptx-churn",
+            "pptx",
+            "text",
+            "What percentage did customer churn fall to?",
+            [churn],
+            "quarterly-review",
+            slide=3,
+        ),
         q("pptx-revenue", "pptx", "text", "How much did net revenue reach?", [revenue], "quarterly-review", slide=3),
     ]
 
@@ -310,8 +317,10 @@ def main() -> None:
         arms = {}
         for arm in ("before", "after"):
             arms[arm] = run_arm(folder, questions, arm, args.retriever, Path(tmp), args.reader)
-            log(f"{arm}: {arms[arm]['correct']}/{len(questions)} correct; table questions correct with the right "
-                f"citation: {arms[arm]['table_correct_cited_right_place']}/{arms[arm]['table_questions']}")
+            log(
+                f"{arm}: {arms[arm]['correct']}/{len(questions)} correct; table questions correct with the right "
+                f"citation: {arms[arm]['table_correct_cited_right_place']}/{arms[arm]['table_questions']}"
+            )
     result = {
         "benchmark": "office_docs",
         "seed": args.seed,

@@ -46,8 +46,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--split", default="test")
     p.add_argument("--first", default="hybrid", help="first-stage retriever spec (hybrid)")
     p.add_argument("--model", default="trained:scifact")
-    p.add_argument("--embedder", default="minilm", help="the index's embedder, e.g. trained:scifact-embedder; "
-                   "none: BM25 only, nothing embedded (a first stage without a dense leg)")
+    p.add_argument(
+        "--embedder",
+        default="minilm",
+        help="the index's embedder, e.g. trained:scifact-embedder; "
+        "none: BM25 only, nothing embedded (a first stage without a dense leg)",
+    )
     p.add_argument("--baseline-embedder", help="also compare with the first stage over this embedder's index")
     p.add_argument("--max-length", type=int, default=192)
     p.add_argument("--reranker", help="any reranker spec with a scores(query, hits) method, e.g. maxsim")

@@ -56,13 +56,27 @@ def main() -> int:
     p.add_argument("--depth", type=int, default=50, help="candidates the cross-encoder reranks")
     p.add_argument("--weights", default="1.0,0.5", help="cross-encoder weights (1: its score alone)")
     p.add_argument("--rerank-sample", type=int, help="rerank a seeded sample of this many queries only")
-    p.add_argument("--scifact-docs", type=int, help="scifact: a sub-corpus of this many documents (every judged "
-                   "one, then a seeded sample of the others), since the plain index is embedded from scratch")
-    p.add_argument("--orrin-questions", type=int, help="orrin: a seeded sample of this many questions, on a "
-                   "sub-corpus of their gold documents and --orrin-distractors other documents")
+    p.add_argument(
+        "--scifact-docs",
+        type=int,
+        help="scifact: a sub-corpus of this many documents (every judged "
+        "one, then a seeded sample of the others), since the plain index is embedded from scratch",
+    )
+    p.add_argument(
+        "--orrin-questions",
+        type=int,
+        help="orrin: a seeded sample of this many questions, on a "
+        "sub-corpus of their gold documents and --orrin-distractors other documents",
+    )
     p.add_argument("--orrin-distractors", type=int, default=12)
-    p.add_argument("--cutoff", type=int, default=20, choices=CUTOFFS, help="the Recall@k of the paired tests "
-                   "(20, Anthropic's; 5 for a sub-corpus of a few dozen documents, where Recall@20 is near 1)")
+    p.add_argument(
+        "--cutoff",
+        type=int,
+        default=20,
+        choices=CUTOFFS,
+        help="the Recall@k of the paired tests "
+        "(20, Anthropic's; 5 for a sub-corpus of a few dozen documents, where Recall@20 is near 1)",
+    )
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--tag", help="results file suffix (default: the corpus)")
     args = p.parse_args()

@@ -1,6 +1,6 @@
 """Orrin version questions under each versions policy: correct answers, superseded values, superseded sources.
 
-    PYTHONPATH=src python benchmarks/trust_versions.py      # prints one JSON line
+PYTHONPATH=src python benchmarks/trust_versions.py      # prints one JSON line
 """
 
 from __future__ import annotations

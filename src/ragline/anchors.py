@@ -46,9 +46,7 @@ def anchors_at(metadata: Mapping[str, Any], offset: int) -> dict[str, int | str]
     return out
 
 
-def split_at_anchors(
-    text: str, metadata: Mapping[str, Any], spans: Sequence[tuple[int, int]]
-) -> list[tuple[int, int]]:
+def split_at_anchors(text: str, metadata: Mapping[str, Any], spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
     """``spans`` cut where a page, slide or sheet starts (each piece stripped of surrounding whitespace); a piece
     inside one kept before is dropped. Spans of documents without anchors come back as they were."""
     keys = ("page_starts", "slide_starts", "sheet_starts")

@@ -220,7 +220,7 @@ def require_safe(config: PipelineConfig, command: str) -> PipelineConfig:
     if config.retrieve.filter != "inside":
         raise ConfigError(
             f"pipeline {config.name!r}: [retrieve] filter = {config.retrieve.filter!r} lets restricted chunks "
-            f"reach the reranker and the reader; `ragline {command}` runs only filter = \"inside\" (set it, or "
+            f'reach the reranker and the reader; `ragline {command}` runs only filter = "inside" (set it, or '
             "remove the key). `ragline doctor` measures the unsafe placement"
         )
     return config

@@ -79,8 +79,6 @@ class Drift:
         return {"setting": self.setting, "indexed": self.indexed, "configured": self.configured, "redo": self.redo}
 
 
-
-
 def _text_key(doc: Document, default_acl: Sequence[str] | None) -> str:
     """A digest of what a chunk says (not its context prefix), with the index's default acl applied."""
     metadata = dict(doc.metadata)

@@ -86,9 +86,7 @@ def load_principals(path: str | Path) -> dict[str, Principal]:
     return out
 
 
-def resolve_principal(
-    principals_file: str | Path | None, user: str | None, groups: Sequence[str] | None
-) -> Principal:
+def resolve_principal(principals_file: str | Path | None, user: str | None, groups: Sequence[str] | None) -> Principal:
     """The principal of a command: ``--as USER`` (from ``--principals FILE``), or ``--groups``, or anyone.
 
     Giving both a user and groups is an error: the groups of a user come from the file alone. A principals

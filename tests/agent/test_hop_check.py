@@ -77,7 +77,8 @@ def test_a_bridge_about_another_record_is_rejected_and_the_agent_abstains_instea
     assert sum(s["kind"] in ("retrieve", "escalate") for s in steps) >= 2  # it re-retrieved before abstaining
     # The same record asked about its own code is supported.
     own, _ = MultiHopAgent(index, AgentSettings(ladder=("bm25",))).answer(
-        "Who leads the team that maintained site SS-459?")
+        "Who leads the team that maintained site SS-459?"
+    )
     assert not own.abstained and "Mara Quist" in own.text, own.details.get("reason")
 
 

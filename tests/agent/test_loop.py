@@ -75,8 +75,9 @@ def test_the_retrieval_cap_stops_the_loop(world) -> None:
 
 def test_a_weak_grade_escalates_to_the_next_rung_of_the_ladder(world) -> None:
     _, index = world
-    agent = MultiHopAgent(index, AgentSettings(ladder=("bm25", "bm25:k1=0.5,b=0.2"), threshold=1.01, retries=2,
-                                                 max_hops=1))
+    agent = MultiHopAgent(
+        index, AgentSettings(ladder=("bm25", "bm25:k1=0.5,b=0.2"), threshold=1.01, retries=2, max_hops=1)
+    )
     answer, _ = agent.answer("When was Blue Train recorded?")
     rungs = [s["retriever"] for s in answer.details["trace"]["steps"] if s["kind"] in ("retrieve", "escalate")]
     assert rungs == ["bm25", "bm25", "bm25:k1=0.5,b=0.2"]

@@ -280,8 +280,11 @@ def test_orrin_training_world_with_gold_documents_behind_a_distractor() -> None:
     [
         # The lowercase noun closing the name belongs to the answer.
         ("What is the currency of Haelir?", "The currency of Haelir is the Geltenir florin.", "Geltenir florin"),
-        ("What is the currency of Haelir?", "The currency of Haelir is the Geltenir florin, issued since 1802.",
-         "Geltenir florin"),
+        (
+            "What is the currency of Haelir?",
+            "The currency of Haelir is the Geltenir florin, issued since 1802.",
+            "Geltenir florin",
+        ),
         # A noun naming the kind asked about, or a word of the question, is not part of the answer.
         ("Which team runs the Ridge depot?", "The Ridge depot is run by the Blue Lake team.", "Blue Lake"),
         ("What is the currency of Haelir?", "Haelir uses the Geltenir currency.", "Geltenir"),

@@ -46,7 +46,7 @@ def test_bad_specs_are_config_errors_naming_the_problem(spec: str, message: str)
 
 _values = st.recursive(
     st.one_of(
-        st.integers(-10**6, 10**6),
+        st.integers(-(10**6), 10**6),
         st.floats(allow_nan=False, allow_infinity=False, width=32),
         st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=12),
     ),

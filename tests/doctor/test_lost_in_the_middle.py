@@ -99,11 +99,12 @@ def test_a_reader_that_reads_by_rank_is_not_confirmed_never_absent(tmp_path: Pat
 @pytest.mark.slow
 @pytest.mark.models
 def test_the_order_arm_reads_with_a_local_llm_on_a_fixed_sample(tmp_path: Path) -> None:
-    extra = 'order_reader = "llm:model=\'local:smollm2-135m\'"\norder_questions = 3'
+    extra = "order_reader = \"llm:model='local:smollm2-135m'\"\norder_questions = 3"
     result = lost_in_the_middle.run(_run(tmp_path, _probe_file(tmp_path, extra)))
     assert result.reason is None, result.reason
-    assert {a: result.arms[a]["n"] for a in ("unfixed", "fixed", "configured")} == {a: 3 for a in
-                                                                                     ("unfixed", "fixed", "configured")}
+    assert {a: result.arms[a]["n"] for a in ("unfixed", "fixed", "configured")} == {
+        a: 3 for a in ("unfixed", "fixed", "configured")
+    }
     assert result.arms["configured"]["n_sources"] == 10 and result.arms["configured"]["order"] == "rank"
     assert "smollm2" in result.arms["configured"]["reader"]
     # unfixed and configured are both rank order: the same contexts, the same (cached) replies

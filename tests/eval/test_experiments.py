@@ -98,4 +98,3 @@ def test_the_outlier_arm_costs_score_fusion_its_top_hit_and_rrf_nothing() -> Non
         assert stuffed[f"rrf k={k}"]["hit@1"] == plain[f"rrf k={k}"]["all"]["hit@1"] == 1.0
     for name in ("min_max", "z_score"):  # the outlier squeezes every other normalized BM25 score
         assert stuffed[name]["hit@1"] < plain[name]["all"]["hit@1"]
-

@@ -145,7 +145,7 @@ def test_indexing_a_large_file_takes_at_most_five_times_its_size() -> None:
 def test_a_stored_line_written_in_pieces_is_its_json_line(piece_chars: int) -> None:
     for stored in [
         {"title": "t", "text": "plain"},
-        {"title": "Ωμέγα \"q\" \\", "text": "line\nbreak\ttab \x00 \u2028 😀 中文 " * 5, "index_text": "[t] x"},
+        {"title": 'Ωμέγα "q" \\', "text": "line\nbreak\ttab \x00 \u2028 😀 中文 " * 5, "index_text": "[t] x"},
         {"title": "", "text": ""},
     ]:
         expected = json.dumps(stored, ensure_ascii=False).encode() + b"\n"

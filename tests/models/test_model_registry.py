@@ -71,7 +71,6 @@ def test_sha256_file(tmp_path: Path) -> None:
     assert sha256_file(path) == hashlib.sha256(b"changed, and of another size").hexdigest()
 
 
-
 def test_sha256_is_remembered_across_processes_and_never_stale(tmp_path: Path, monkeypatch) -> None:
     import os
     import time

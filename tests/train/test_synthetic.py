@@ -118,8 +118,10 @@ def test_the_training_folder_is_a_beir_folder_with_the_acl_kept(tmp_path: Path):
 
 
 def test_passages_are_chunks_with_their_document_and_acl_and_samples_nest():
-    text = ("# Guide\n\n## Access\n\nThe gateway ends sessions after eight hours.\n\n"
-            "## Keys\n\nRecovery keys come from the desk.")
+    text = (
+        "# Guide\n\n## Access\n\nThe gateway ends sessions after eight hours.\n\n"
+        "## Keys\n\nRecovery keys come from the desk."
+    )
     documents = [Document("guide", text, "Guide", {"acl": ["it"]})]
     passages = corpus_passages(documents, "structure:max_words=50")
     assert [p.doc_id for p in passages] == ["guide"] * len(passages) and len(passages) == 2
@@ -131,8 +133,12 @@ def test_passages_are_chunks_with_their_document_and_acl_and_samples_nest():
 
 @pytest.mark.parametrize(
     ("reply", "question"),
-    [("Question: When do keys expire?", "When do keys expire?"), ("1. How long is a session?\nmore", "How long is a "
-     "session?"), ('"Who runs SS-900?"', "Who runs SS-900?"), ("Yes.", None)],  # fmt: skip
+    [
+        ("Question: When do keys expire?", "When do keys expire?"),
+        ("1. How long is a session?\nmore", "How long is a session?"),
+        ('"Who runs SS-900?"', "Who runs SS-900?"),
+        ("Yes.", None),
+    ],  # fmt: skip
 )
 def test_clean_question(reply: str, question: str | None):
     assert clean_question(reply) == question

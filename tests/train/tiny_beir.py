@@ -61,7 +61,7 @@ def encoder_change(trained: Path, base: str = "minilm") -> float:
         for path in sorted(Path(folder).rglob("*.safetensors")):
             for key, value in load_file(str(path)).items():
                 if "encoder.layer." in key:
-                    tensors[key[key.index("encoder.layer."):]] = value
+                    tensors[key[key.index("encoder.layer.") :]] = value
         return tensors
 
     ours, theirs = layers(trained), layers(Path(resolve_model(base, "embedder")))

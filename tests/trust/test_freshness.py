@@ -44,7 +44,10 @@ def test_status_after_edits_lists_each_change_and_dry_run_writes_nothing(
     code, status = _run(capsys, "status", str(docs), "--index", index)
     assert status["stale"]
     assert {(c["doc_id"], c["status"]) for c in status["changes"]} == {
-        ("leave", "changed"), ("travel", "removed"), ("hr/bonus", "added")}
+        ("leave", "changed"),
+        ("travel", "removed"),
+        ("hr/bonus", "added"),
+    }
     generation = Index.open(index).generation
     code, plan = _run(capsys, "index", str(docs), "--index", index, "--dry-run")
     assert (plan["added"], plan["updated"], plan["deleted"]) == (1, 1, 1)
@@ -149,4 +152,5 @@ def test_search_after_a_folder_became_unreadable_warns_and_answers(
     assert "unreadable" in captured.err  # a warning, naming the document
     code, found = _run(capsys, "search", "salaries paid", "--index", index)
     assert code == 0 and found["stale_sources"] == [
-        {"doc_id": "hr/pay", "source": str(docs / "hr" / "pay.md"), "status": "unreadable"}]
+        {"doc_id": "hr/pay", "source": str(docs / "hr" / "pay.md"), "status": "unreadable"}
+    ]

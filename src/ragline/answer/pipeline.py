@@ -57,7 +57,6 @@ from ragline.types import Answer, Hit
 LLMLike = Any  # a ragline.models.llm backend (local llama.cpp, an OpenAI-compatible server, a cached one)
 
 
-
 class Reader(ABC):
     name: str = "reader"
 

@@ -155,8 +155,12 @@ def answer_schema(sources: int, kind: str = FULL) -> dict[str, Any]:
         "type": "object",
         "properties": {
             "answer": answer,
-            "sources": {"type": "array", "items": {"type": "integer", "enum": numbers}, "minItems": 1,
-                        "maxItems": len(numbers)},  # fmt: skip
+            "sources": {
+                "type": "array",
+                "items": {"type": "integer", "enum": numbers},
+                "minItems": 1,
+                "maxItems": len(numbers),
+            },  # fmt: skip
         },
         "required": ["answer", "sources"],
         "additionalProperties": False,

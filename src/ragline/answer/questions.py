@@ -157,8 +157,6 @@ def _head_noun(question: str) -> str | None:
     return match.group(1).split()[-1] if match else None
 
 
-
-
 YESNO, SHORT, FULL = "yesno", "short", "full"
 _PROCEDURE = re.compile(r"^\s*how (?:do|can|should|would|to)\b")
 

@@ -19,8 +19,21 @@ from ragline.errors import RaglineError
 from ragline.progress import stderr
 
 COMMANDS = (
-    "index", "search", "info", "status", "evaluate", "ask", "corpus", "experiment", "explain", "train", "serve", "keys",
-    "doctor", "mcp", "demo",
+    "index",
+    "search",
+    "info",
+    "status",
+    "evaluate",
+    "ask",
+    "corpus",
+    "experiment",
+    "explain",
+    "train",
+    "serve",
+    "keys",
+    "doctor",
+    "mcp",
+    "demo",
 )
 # The name a user types -> the module of that sub-command.
 COMMAND_NAMES = {**{name: name for name in COMMANDS if name != "evaluate"}, "eval": "evaluate"}

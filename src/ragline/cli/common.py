@@ -167,10 +167,12 @@ def snippet(
 
 # -- flags shared by several commands ---------------------------------------------------------------
 
+
 def add_common(p: argparse.ArgumentParser, index: bool = True) -> None:
     if index:
         p.add_argument("--index", help="index directory (default: $RAGLINE_INDEX, else ./ragline-index)")
     p.add_argument("--output", choices=("table", "json"), default="table", help="json: one line on stdout")
+
 
 def add_bm25_flags(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("BM25 (defaults: the index's, else lucene k1=0.9 b=0.4 as Anserini)")
@@ -178,6 +180,7 @@ def add_bm25_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--k1", type=float, help="term-frequency saturation (0.9)")
     g.add_argument("--b", type=float, help="length normalization, 0..1 (0.4)")
     g.add_argument("--delta", type=float, help="bm25l / bm25+ lower bound (0.5)")
+
 
 def add_analysis_flags(p: argparse.ArgumentParser, stamped: bool = False) -> None:
     # Every default is None: a flag left out keeps the pipeline config's setting (and in `index`, an

@@ -52,8 +52,10 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         emit_json(payload)
         return 0
     types = [t for t in rows[0]["by_type"] if t != "all"] if rows else []
-    table = Table(title=f"Chunking on {corpus.name}: Hit@1 by question type, Recall@5 of all gold documents "
-                  "(split = evidence sentences no chunk holds whole; cut = ... some chunk holds a part of)")
+    table = Table(
+        title=f"Chunking on {corpus.name}: Hit@1 by question type, Recall@5 of all gold documents "
+        "(split = evidence sentences no chunk holds whole; cut = ... some chunk holds a part of)"
+    )
     recall = [t for t in ("multihop", "all") if t in types or t == "all"]
     readers = list(args.reader or ())
     columns = ("chunker", "context", "retriever", "chunks", "split", "cut", *types, "all")
@@ -227,20 +229,42 @@ def add_parser(sub: Any) -> None:
         "the span reader with/without no-answer training, window size, span length limit, passages k.",
     )
     p.add_argument("name", choices=("chunking", "lost-in-the-middle", *LAB_EXPERIMENTS))
-    p.add_argument("--dataset", metavar="DIR", help="lab experiments: a BEIR or questions folder "
-                   "(default: Orrin Grid; the countries world for dense-transfer and readers)")
+    p.add_argument(
+        "--dataset",
+        metavar="DIR",
+        help="lab experiments: a BEIR or questions folder "
+        "(default: Orrin Grid; the countries world for dense-transfer and readers)",
+    )
     p.add_argument("--limit", type=positive_int, help="lab experiments: the first N judged queries of --dataset")
-    p.add_argument("--config", action="append", metavar="FILE", help="dense-transfer, readers: a pipeline config "
-                   "(file or shipped name) run as one more row, repeatable")
-    p.add_argument("--span-model", action="append", metavar="MODEL", help="reader-ablations: a span reader model "
-                   "(trained:NAME), repeatable; the first is ablated")
-    p.add_argument("--closed-book", type=int, default=40, metavar="N", help="readers, knowledge-update: questions "
-                   "asked to the --llm with no source (40; 0 = none; cached)")
+    p.add_argument(
+        "--config",
+        action="append",
+        metavar="FILE",
+        help="dense-transfer, readers: a pipeline config (file or shipped name) run as one more row, repeatable",
+    )
+    p.add_argument(
+        "--span-model",
+        action="append",
+        metavar="MODEL",
+        help="reader-ablations: a span reader model (trained:NAME), repeatable; the first is ablated",
+    )
+    p.add_argument(
+        "--closed-book",
+        type=int,
+        default=40,
+        metavar="N",
+        help="readers, knowledge-update: questions asked to the --llm with no source (40; 0 = none; cached)",
+    )
     p.add_argument("--chunker", action="append", metavar="SPEC", help="chunker spec, repeatable (default: a sweep)")
     p.add_argument("--context", action="append", choices=("none", "breadcrumb", "late", "llm"), help="repeatable")
-    p.add_argument("--reader", action="append", metavar="SPEC", help="chunking: also answer every question with "
-                   "this reader over each row's top 5 (extractive, llm:...), repeatable; reports correct / wrong / "
-                   "abstained and a paired test against the first --chunker")
+    p.add_argument(
+        "--reader",
+        action="append",
+        metavar="SPEC",
+        help="chunking: also answer every question with "
+        "this reader over each row's top 5 (extractive, llm:...), repeatable; reports correct / wrong / "
+        "abstained and a paired test against the first --chunker",
+    )
     p.add_argument(
         "--retriever",
         action="append",
@@ -259,7 +283,8 @@ def add_parser(sub: Any) -> None:
         default="llm:model=local:qwen2.5-coder-0.5b,max_tokens=64",
         help="LLM reader spec, or none for the extractive reader only",
     )
-    g.add_argument("--plot", metavar="PNG", help="write the experiment's plot here (lost-in-the-middle, scorers, "
-                   "rrf-k, readers)")
+    g.add_argument(
+        "--plot", metavar="PNG", help="write the experiment's plot here (lost-in-the-middle, scorers, rrf-k, readers)"
+    )
     add_common(p, index=False)
     p.set_defaults(func=cmd_experiment)

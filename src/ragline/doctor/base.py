@@ -124,7 +124,6 @@ def filter_of(question: Question) -> Any:
     return acl_filter(question.user_groups)
 
 
-
 def hit_at(hits: list[Any], gold: list[str]) -> float:
     """1.0 when a hit belongs to a gold document."""
     return 1.0 if any(h.document_id in gold for h in hits) else 0.0

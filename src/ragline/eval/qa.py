@@ -139,8 +139,10 @@ class QAResult:
             "abstained": self.answer.abstained,
             "outcome": "misled" if self.misled else self.grade.outcome,
             "grade": self.grade.to_dict(),
-            "citations": [{"n": c.n, "doc_id": c.doc_id, "chunk_id": c.chunk_id, "supported": c.supported,
-                           "judged": c.judged} for c in self.answer.citations],  # fmt: skip
+            "citations": [
+                {"n": c.n, "doc_id": c.doc_id, "chunk_id": c.chunk_id, "supported": c.supported, "judged": c.judged}
+                for c in self.answer.citations
+            ],  # fmt: skip
             "retrieved_ids": [document_id(hit) for hit in self.context.hits],
             "gold_ids": q.gold_doc_ids,
             "gold_answers": q.answers,

@@ -84,8 +84,13 @@ class Segment:
 _HIDDEN = [
     ("comment", re.compile(r"<!--(.*?)(?:-->|$)", re.DOTALL)),
     ("comment", re.compile(r"^\s*\[//\]:\s*#\s*\((.*?)\)\s*$", re.MULTILINE)),
-    ("hidden", re.compile(r"<(\w+)[^>]*(?:\bhidden\b|display\s*:\s*none|visibility\s*:\s*hidden)[^>]*>(.*?)</\1\s*>",
-                          re.DOTALL | re.IGNORECASE)),  # fmt: skip
+    (
+        "hidden",
+        re.compile(
+            r"<(\w+)[^>]*(?:\bhidden\b|display\s*:\s*none|visibility\s*:\s*hidden)[^>]*>(.*?)</\1\s*>",
+            re.DOTALL | re.IGNORECASE,
+        ),
+    ),  # fmt: skip
     ("attribute", re.compile(r"\b(?:alt|title|aria-label|data-[\w-]+)\s*=\s*\"([^\"]*)\"", re.IGNORECASE)),
     ("attribute", re.compile(r"!\[([^\]]*)\]\(")),
 ]
@@ -150,26 +155,26 @@ PATTERNS: dict[str, re.Pattern[str]] = {
         "override": rf"{_OVERRIDE_VERB}(?:\W*\w+){{0,3}}?\W*{_RULES}",
         # "disregard everything above", "ignore the sentence above and reply ..."
         "override_above": rf"{_OVERRIDE_VERB}\s*(?:everything|all|the \w+|this \w+)?\s*(?:above|before this|上面|上述)"
-                          rf"|{_OVERRIDE_VERB}\s*(?:the|this)\s*(?:\w+\s*){{1,2}}and\s*{_SAY}",
+        rf"|{_OVERRIDE_VERB}\s*(?:the|this)\s*(?:\w+\s*){{1,2}}and\s*{_SAY}",
         # "SYSTEM:", "[SYSTEM MESSAGE]", "<|system|>", "### System prompt update", "系统提示："
         "role_header": r"^\W*(?:system|developer|admin)(?:\s*(?:message|prompt|override|update|notice|mode))*\s*"
-                       r"(?:[:\]>|]|update\b)|<\|?\s*(?:system|im_start|tool_response|tool)\b|system\s*override\s*[:!]"
-                       r"|(?:系统|管理员)(?:提示|消息|指令|通知)\s*[:：]|developer mode",
+        r"(?:[:\]>|]|update\b)|<\|?\s*(?:system|im_start|tool_response|tool)\b|system\s*override\s*[:!]"
+        r"|(?:系统|管理员)(?:提示|消息|指令|通知)\s*[:：]|developer mode",
         # "Dear AI model reading this", "note to the model", "If you are a language model", "Assistant, ..."
         "addressee": rf"(?:dear|note (?:to|for)|p\.?s\.? to|attention|hey|hi|favour for|favor for)\s*(?:the |any |all )?"
-                     rf"{_MODEL}|if you are (?:an? )?{_MODEL}|(?:when|if) (?:an? |the )?{_MODEL} (?:reads?|summari[sz]es)"
-                     rf"|{_MODEL}s? (?:reading|summari[sz]ing|processing|answering)\b"
-                     rf"|^\W*(?:\(for \w+\)\s*)?{_MODEL}(?:\s*(?:instructions?|directive|note|notice))?\s*[:,：，]|(?:for|to) (?:ai|language models?|llms?|chatbots?)\s*[:,]"
-                     rf"|(?:instructions?|directive|message|note) (?:for|to) (?:the )?(?:ai|language models?|llms?|"
-                     rf"assistants?|chatbots?|models?|ai systems?)",
+        rf"{_MODEL}|if you are (?:an? )?{_MODEL}|(?:when|if) (?:an? |the )?{_MODEL} (?:reads?|summari[sz]es)"
+        rf"|{_MODEL}s? (?:reading|summari[sz]ing|processing|answering)\b"
+        rf"|^\W*(?:\(for \w+\)\s*)?{_MODEL}(?:\s*(?:instructions?|directive|note|notice))?\s*[:,：，]|(?:for|to) (?:ai|language models?|llms?|chatbots?)\s*[:,]"
+        rf"|(?:instructions?|directive|message|note) (?:for|to) (?:the )?(?:ai|language models?|llms?|"
+        rf"assistants?|chatbots?|models?|ai systems?)",
         # "you are now DAN", "pretend you are", "act as", "你现在是"
         "role_play": r"\byou are (?:now|no longer)\b|\bfrom now on\b|\bpretend (?:you are|to be)\b|\bact as (?:an?|dan|my)\b"
-                     r"|\bdo anything now\b|\bwith no (?:rules|restrictions|filters)\b|你现在(?:是|必须)|没有(?:任何)?限制的"
-                     r"|不受限制|扮演",
+        r"|\bdo anything now\b|\bwith no (?:rules|restrictions|filters)\b|你现在(?:是|必须)|没有(?:任何)?限制的"
+        r"|不受限制|扮演",
         # "the only correct reply is now ...", "respond only with", "你必须只回复"
         "forced_answer": rf"\bonly correct (?:reply|answer|response)\b|\b{_SAY} only with\b|\b(?:must|shall) {_PRODUCE}\b"
-                         rf"|\byour (?:new )?(?:answer|reply|response) (?:is|must be|should be)\b|只(?:回答|回复|输出)"
-                         rf"|直接(?:回答|回复|输出)|\bdecode (?:this|the following)\b.*\bfollow\b",
+        rf"|\byour (?:new )?(?:answer|reply|response) (?:is|must be|should be)\b|只(?:回答|回复|输出)"
+        rf"|直接(?:回答|回复|输出)|\bdecode (?:this|the following)\b.*\bfollow\b",
     }.items()
 }
 _QUOTED = re.compile(r"(?<!\w)'[^']{3,}'(?!\w)|\"[^\"]{3,}\"|“[^”]{3,}”|‘[^’]{3,}’|「[^」]{3,}」|『[^』]{3,}』")
@@ -244,11 +249,15 @@ class InjectionModel:
 def load_model(path: Path = MODEL_PATH, card: Path = MODEL_CARD) -> InjectionModel:
     """The checked-in classifier, its SHA-256 checked against its card."""
     if not path.is_file() or not card.is_file():
-        raise ModelError(f"injection classifier missing: {path} / {card}; train it with `python -m ragline.guard.train`")
+        raise ModelError(
+            f"injection classifier missing: {path} / {card}; train it with `python -m ragline.guard.train`"
+        )
     facts = json.loads(card.read_text())
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     if digest != facts.get("sha256"):
-        raise ModelError(f"{path}: sha256 {digest} does not match {card} ({facts.get('sha256')}); retrain or restore it")
+        raise ModelError(
+            f"{path}: sha256 {digest} does not match {card} ({facts.get('sha256')}); retrain or restore it"
+        )
     data = np.load(path)
     return InjectionModel(data["weights"].astype(np.float64), float(data["bias"]), float(facts["threshold"]))
 

@@ -27,6 +27,7 @@ EXACT_SEARCH_BELOW = 0.05
 # faiss ClusteringParameters.min_points_per_centroid: k-means with fewer points per centroid is unreliable.
 MIN_POINTS_PER_CENTROID = 39
 
+
 @dataclass(frozen=True, slots=True)
 class VectorIndexConfig:
     """How to build and search a :class:`VectorIndex`; parse a spec such as ``"hnsw:m=16,ef_search=64"``.

@@ -35,8 +35,12 @@ SIDECAR_SUFFIX = ".meta.json"
 # The opening line, the YAML, and the closing line (``---`` or YAML's ``...``) of front matter; LF or CRLF.
 _FRONT_MATTER_OPEN = re.compile(r"---[ \t]*\r?\n")
 _FRONT_MATTER_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.MULTILINE)
-_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"),
-         (codecs.BOM_UTF16_BE, "utf-16"))  # UTF-32 first: its little-endian BOM starts with UTF-16's
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)  # UTF-32 first: its little-endian BOM starts with UTF-16's
 
 
 def read_capped(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
@@ -63,8 +67,9 @@ def decode_text(data: bytes, where: str) -> tuple[str, str | None]:
                 return data.decode(encoding), encoding
             except UnicodeDecodeError as error:
                 raise InputError(
-                    where, f"starts with a {encoding} byte order mark but is not {encoding} (byte {error.start}); "
-                    "convert it to UTF-8"
+                    where,
+                    f"starts with a {encoding} byte order mark but is not {encoding} (byte {error.start}); "
+                    "convert it to UTF-8",
                 ) from None
     if b"\x00" in data:  # the whole file: a NUL past the first block is still binary
         raise InputError(where, "looks binary (contains NUL bytes); skipped")
@@ -196,7 +201,8 @@ def _check_nodes(root: yaml.Node, where: str) -> None:
             expanded[key] = 1 + sum(expanded[id(child)] for child in children)
             if expanded[key] - len(distinct) > MAX_ALIAS_NODES:
                 raise MetadataError(
-                    where, f"front matter YAML aliases expand to over {MAX_ALIAS_NODES:,} values (an alias bomb?); "
+                    where,
+                    f"front matter YAML aliases expand to over {MAX_ALIAS_NODES:,} values (an alias bomb?); "
                     "write the values out; not indexed until it is fixed",
                 )
             continue
@@ -227,7 +233,8 @@ def _check_keys(node: yaml.MappingNode, where: str) -> None:
         first = seen.setdefault((key_node.tag, key_node.value), line)
         if first != line:
             raise MetadataError(
-                where, f"front matter gives the key {key_node.value!r} twice (lines {first} and {line}); "
+                where,
+                f"front matter gives the key {key_node.value!r} twice (lines {first} and {line}); "
                 "keep one; not indexed until it is fixed",
             )
 
@@ -252,7 +259,8 @@ def set_once(metadata: dict[str, Any], key: str, value: Any, where: str, what: s
         old = metadata[key]
         if (acl_groups(old) != acl_groups(value)) if key == "acl" else old != value:
             raise MetadataError(
-                where, f"{what} is given twice with different values ({old!r} and {value!r}); keep one "
+                where,
+                f"{what} is given twice with different values ({old!r} and {value!r}); keep one "
                 "(not indexed until then)",
             )
     metadata[key] = value
@@ -267,7 +275,8 @@ def with_sidecar(metadata: dict[str, Any], path: Path, embedded: str) -> dict[st
     sidecar = sidecar_metadata(path)
     if "acl" in metadata and "acl" in sidecar and acl_groups(metadata["acl"]) != acl_groups(sidecar["acl"]):
         raise MetadataError(
-            str(path), f"its {embedded} gives acl {metadata['acl']!r} but {path.name}{SIDECAR_SUFFIX} gives acl "
+            str(path),
+            f"its {embedded} gives acl {metadata['acl']!r} but {path.name}{SIDECAR_SUFFIX} gives acl "
             f"{sidecar['acl']!r}; make them agree or keep one (not indexed until then)",
         )
     metadata.update(sidecar)

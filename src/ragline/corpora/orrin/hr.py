@@ -27,9 +27,7 @@ def add_hr_pages(kb: KnowledgeBase) -> None:
         high = round(low * rng.choice([1.22, 1.25, 1.28]) / 1000) * 1000
         key = f"band_{grade.lower()}"
         ranges[key] = f"{money(low)} to {money(high)}"
-        sentence = fill(
-            T.SALARY_BAND_SENTENCE, {"role": role, "grade": grade, "low": money(low), "high": money(high)}
-        )
+        sentence = fill(T.SALARY_BAND_SENTENCE, {"role": role, "grade": grade, "low": money(low), "high": money(high)})
         band_sentences.append(F(key, sentence, key))
     blocks = [("ul", *band_sentences) if block == ("ul",) else block for block in T.SALARY_BANDS]
     today = date(2026, 1, 15)

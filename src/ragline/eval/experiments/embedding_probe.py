@@ -84,8 +84,11 @@ def code_documents(seed: int = 0) -> tuple[list[Document], list[tuple[str, str]]
         if twin and code not in codes and twin not in codes:
             codes += [code, twin]
     docs = [
-        Document(f"incident-{i:03d}", f"Incident report {code}. The outage was caused by {CAUSES[i % len(CAUSES)]}. "
-                 f"Service was restored after {1 + i % 7} hours.")  # fmt: skip
+        Document(
+            f"incident-{i:03d}",
+            f"Incident report {code}. The outage was caused by {CAUSES[i % len(CAUSES)]}. "
+            f"Service was restored after {1 + i % 7} hours.",
+        )  # fmt: skip
         for i, code in enumerate(codes)
     ]
     return docs, [(f"What caused incident {code}?", f"incident-{i:03d}") for i, code in enumerate(codes)]

@@ -109,8 +109,11 @@ def dataset_set(path: str, limit: int | None = None) -> EvidenceSet:
 
     dataset = load_dataset(path, "test")
     if not dataset.questions:
-        raise InputError(str(path), "small-to-big needs a questions folder (questions.jsonl with answers and "
-                         "supporting_ids), not a retrieval-only BEIR folder")
+        raise InputError(
+            str(path),
+            "small-to-big needs a questions folder (questions.jsonl with answers and "
+            "supporting_ids), not a retrieval-only BEIR folder",
+        )
     documents = {d.id: d for d in dataset.corpus}
     questions, skipped = [], 0
     for q in dataset.questions:
