@@ -367,7 +367,9 @@ class RAGPipeline:
         reader = self.reader
         pieces: Iterator[str | Answer]
         if getattr(reader, "retrieves", False):  # an agent: it retrieves hop by hop, the filter inside
-            agent, held = reader.answer(question, restrict(filter, self._policy_for(question).restriction(self.index)))
+            retrieving: Any = reader  # the reader role reads a context; an agent's answer() retrieves it too
+            restriction = restrict(filter, self._policy_for(question).restriction(self.index))
+            agent, held = retrieving.answer(question, restriction)
             given, context = given_answer(question, held, self.versions, reader.name, self.index, filter)
             pieces = iter([agent.text, agent])
         else:
