@@ -1,0 +1,96 @@
+"""The recall-ceiling probe on tiny folder corpora: each flags the
+configuration whose failure it names, passes the one with its fix on, and its fixed arm holds the fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ragline.components import register
+from ragline.config import load_config
+from ragline.doctor import recall_ceiling
+from ragline.doctor.base import DoctorRun
+from ragline.doctor.probefile import load_probe_file
+from ragline.retrieve.rerank_cross import reordered
+from ragline.types import Hit
+
+CONFIG = """schema = 1
+name = "tiny"
+[ingest]
+chunker = "none"
+[index]
+embedder = "none"
+[retrieve]
+retriever = "bm25"
+k = 1
+{extra}
+[read]
+reader = "{reader}"
+"""
+
+
+@register("reranker", "test-query-coverage")
+class QueryCoverageReranker:
+    """Scores a passage by how many distinct query words (over three letters) it contains: a known scorer."""
+
+    def rerank(self, query: str, hits: list[Hit], k: int) -> list[Hit]:
+        words = {w.strip("?.,").lower() for w in query.split() if len(w.strip("?.,")) > 3}
+
+        def coverage(candidates: list[Hit]) -> list[float]:
+            return [float(len(words & {w.strip("?.,:").lower() for w in h.text.split()})) for h in candidates]
+
+        return reordered(hits, coverage, 1.0, k)
+
+    def config(self) -> dict[str, str]:
+        return {"name": "test-query-coverage"}
+
+
+def _run(tmp_path: Path, name: str, docs: dict[str, str], probes: str, reader: str, extra: str = "") -> DoctorRun:
+    folder = tmp_path / "docs"
+    folder.mkdir(exist_ok=True)
+    for stem, text in docs.items():
+        (folder / f"{stem}.md").write_text(text)
+    (tmp_path / "probes.toml").write_text('documents = "docs"\n' + probes)
+    config = tmp_path / f"{name}.toml"
+    config.write_text(CONFIG.format(reader=reader, extra=extra))
+    return DoctorRun(load_config(str(config)), load_probe_file(tmp_path / "probes.toml"), work=tmp_path / f"w-{name}")
+
+
+def _acl(title: str, body: str) -> str:
+    return f"---\nacl: [all]\n---\n# {title}\n\n{body}\n"
+
+
+# BM25 puts the short page that repeats "parking" first; the page that answers the question is long and
+# holds every query word once. The reranker (query-word coverage) lifts it, when it sees it.
+PARKING = {
+    "parking-garage": _acl("Garage", "Parking, parking, parking: the parking garage opens at seven for visitors."),
+    "visitor-rules": _acl(
+        "Visitor rules",
+        "Visitors sign in at reception and wait there until their host collects them; the host walks them to "
+        "the meeting room, and visitors keep their coats with them. The parking charge is 5 euros per day, "
+        "paid at reception before visitors leave the building in the evening.",
+    ),
+    "canteen": _acl("Canteen", "The canteen serves lunch from noon. Visitors may eat there and pay a small charge."),
+    "badges": _acl("Badges", "Visitors wear a badge; a lost badge costs a charge of 10 euros."),
+}
+PARKING_PROBES = """[[question]]
+id = "parking"
+text = "What is the parking charge for visitors?"
+answer = "5 euros"
+gold = ["visitor-rules"]
+groups = ["all"]
+type = "literal"
+"""
+
+
+def test_recall_ceiling_flags_a_reranker_cut_off_at_k_and_passes_it_at_depth(tmp_path: Path) -> None:
+    """Planted faults: the fixed arm reranking the configured depth (so it is the configured arm and a
+    reranker fed only the top 1 passes), and the ceiling measured at k instead of at depth N (it reads 0)."""
+    rerank = '[rerank]\nreranker = "test-query-coverage"\ndepth = {}'
+    ungated = "extractive:threshold=0,support=off"
+    shallow = recall_ceiling.run(_run(tmp_path, "shallow", PARKING, PARKING_PROBES, ungated, rerank.format(1)))
+    assert shallow.status == "flag"
+    assert shallow.arms["configured"]["recall@50 (first stage)"] == 1.0  # the answer is in the first 50
+    assert shallow.arms["configured"]["hit@1"] == 0.0 and shallow.arms["unfixed"]["hit@1"] == 0.0
+    assert shallow.arms["fixed"]["hit@1"] == 1.0
+    deep = recall_ceiling.run(_run(tmp_path, "deep", PARKING, PARKING_PROBES, ungated, rerank.format(50)))
+    assert deep.status == "pass" and deep.arms["configured"]["hit@1"] == 1.0
