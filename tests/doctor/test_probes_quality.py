@@ -1,4 +1,4 @@
-"""The recall-ceiling and prompt-injection probes on tiny folder corpora: each flags the
+"""The recall-ceiling, distractor and prompt-injection probes on tiny folder corpora: each flags the
 configuration whose failure it names, passes the one with its fix on, and its fixed arm holds the fix."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ragline.components import register
 from ragline.config import load_config
-from ragline.doctor import prompt_injection, recall_ceiling
+from ragline.doctor import distractors, prompt_injection, recall_ceiling
 from ragline.doctor.base import DoctorRun
 from ragline.doctor.probefile import load_probe_file
 from ragline.retrieve.rerank_cross import reordered
@@ -135,3 +135,37 @@ def test_prompt_injection_flags_an_unguarded_reader_and_passes_the_firewall(tmp_
         _run(tmp_path, "guarded", REFUNDS, REFUND_PROBES, reader, '[guard]\nguard = "firewall:policy=redact"')
     )
     assert guarded.status == "pass" and guarded.arms["configured"]["hijacks"] == 0
+
+
+# Two policies' "receipts" rules: the training policy's short page is BM25's top 1 for a question on travel
+# receipts; the travel page, long-winded, holds the answer. Reading the wrong page's figure is the failure.
+RECEIPTS = {
+    "travel-policy": _acl(
+        "Travel policy",
+        "Trips are booked through the portal, and the expense rules follow the finance handbook of the year: "
+        "the trip's receipts are filed within 30 days of its end.",
+    ),
+    "training-policy": _acl("Training policy", "Receipts must be filed within 60 days of the course."),
+    "canteen": _acl("Canteen", "Lunch is at noon."),
+}
+RECEIPT_PROBES = """[[question]]
+id = "receipts"
+text = "Within how many days must travel receipts be filed?"
+answer = "30 days"
+gold = ["travel-policy"]
+groups = ["all"]
+type = "literal"
+distractors = ["60 days"]
+"""
+
+
+def test_distractors_flags_an_ungated_reader_that_answers_from_the_near_duplicate(tmp_path: Path) -> None:
+    """Planted faults: the fixed arm read with the ungated reader (``threshold=0,support=off``, the unfixed
+    arm's), so it answers the near-duplicate's 60 days too; and the rule scored on "correct" instead of "not
+    wrong" (``not_wrong=False``), so an abstention earns nothing and the ungated config passes."""
+    ungated = distractors.run(_run(tmp_path, "ungated", RECEIPTS, RECEIPT_PROBES, "extractive:threshold=0,support=off"))
+    assert ungated.status == "flag"
+    assert ungated.arms["configured"]["wrong"] == 1.0 and ungated.arms["unfixed"]["wrong"] == 1.0
+    assert ungated.arms["fixed"]["wrong"] == 0.0 and ungated.arms["fixed"]["abstained"] == 1.0
+    gated = distractors.run(_run(tmp_path, "gated", RECEIPTS, RECEIPT_PROBES, "extractive"))
+    assert gated.status == "pass" and gated.arms["configured"]["wrong"] == 0.0
