@@ -14,8 +14,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _run(script: str, *args: str, bench: Path | None = None) -> dict:
+def _run(script: str, *args: str, bench: Path | None = None, cache: Path | None = None) -> dict:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    if cache is not None:
+        env["RAGLINE_CACHE"] = str(cache)
     if bench is not None:
         env["RAGLINE_BENCH"] = str(bench)
     done = subprocess.run([sys.executable, f"benchmarks/{script}.py", *args], cwd=ROOT, env=env,
@@ -93,3 +95,35 @@ def test_agent_threshold_sweep_moves_the_agent_from_answering_to_abstaining(tmp_
     orrin = {(r["policy"], r["threshold"]): r for r in report["worlds"]["orrin_train"]}
     assert orrin[("read", 0.5)]["correct"] == 1.0  # the shipped threshold: 14 / 14 on the Orrin training world
     assert (tmp_path / "s.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.slow
+@pytest.mark.models  # trains a tiny cross-encoder (two steps) and reranks with it
+def test_rerank_depth_weight_zero_is_the_first_stage_and_every_depth_and_weight_gets_a_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tiny BEIR set, BM25 first stage, a two-step cross-encoder. Planted fault: the script's interpolation
+    ignoring ``--weights`` (weight 1 for every row): the weight-0 rows then take the cross-encoder's order and
+    no longer equal the first stage's nDCG@10."""
+    pytest.importorskip("sentence_transformers")
+    from ragline.train.reranker import RerankerTraining, train_reranker
+    from train.tiny_beir import write_tiny_beir
+
+    folder = write_tiny_beir(tmp_path / "tiny")
+    monkeypatch.setenv("RAGLINE_CACHE", str(tmp_path / "cache"))
+    settings = RerankerTraining(negatives=2, mine_depth=5, dev_fraction=0.25, dev_depth=3, max_steps=2, max_length=48)
+    train_reranker(folder, "tiny", settings, progress=False)
+    out = tmp_path / "depth.json"
+    report = _run("rerank_depth", "--dataset", str(folder), "--first", "bm25", "--embedder", "none",
+                  "--model", "trained:tiny", "--max-length", "48", "--depths", "2,5", "--weights", "0.0,1.0",
+                  "--latency-queries", "1", "--out", str(out), cache=tmp_path / "cache")  # fmt: skip
+    assert json.loads(out.read_text()) == report and out.with_suffix(".png").read_bytes()[:4] == b"\x89PNG"
+    assert {(r["depth"], r["interpolate"]) for r in report["rows"]} == {(2, 0.0), (2, 1.0), (5, 0.0), (5, 1.0)}
+    first = report["first_stage_metrics"]
+    assert first["recall@2"] <= first["recall@5"]
+    for row in report["rows"]:
+        assert row["first_stage_recall"] == first[f"recall@{row['depth']}"]
+        if row["interpolate"] == 0.0:
+            assert row["ndcg@10"] == pytest.approx(first["ndcg@10"])
+    moved = [r for r in report["rows"] if r["interpolate"] == 1.0 and r["ndcg@10"] != pytest.approx(first["ndcg@10"])]
+    assert moved  # the cross-encoder's own order differs from BM25's somewhere
