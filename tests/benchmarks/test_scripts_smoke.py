@@ -127,3 +127,24 @@ def test_rerank_depth_weight_zero_is_the_first_stage_and_every_depth_and_weight_
             assert row["ndcg@10"] == pytest.approx(first["ndcg@10"])
     moved = [r for r in report["rows"] if r["interpolate"] == 1.0 and r["ndcg@10"] != pytest.approx(first["ndcg@10"])]
     assert moved  # the cross-encoder's own order differs from BM25's somewhere
+
+
+@pytest.mark.slow
+@pytest.mark.models  # MiniLM: the hybrid's dense leg and the thesaurus's vocabulary (about a minute uncached)
+def test_orrin_paraphrase_runs_the_training_worlds_choice_once_on_the_evaluation_world(tmp_path: Path) -> None:
+    """One thesaurus setting. Planted fault: the evaluation world's synonyms arm reusing the thesaurus built from
+    the training world's corpus (``thesaurus_arms(train_world, ...)``): its file then names the training world."""
+    out = tmp_path / "para.json"
+    report = _run("orrin_paraphrase", "--thresholds", "0.7", "--min-dfs", "2", "--out", str(out))
+    assert json.loads(out.read_text()) == report
+    train, evaluation = report["training_world"], report["evaluation_world"]
+    assert [r["arm"] for r in train] == ["hybrid", "synonyms"] and [r["arm"] for r in evaluation] == [
+        "hybrid",
+        "synonyms",
+    ]
+    assert evaluation[1]["setting"] == train[1]["setting"] == {"min_df": 2, "threshold": 0.7, "weight": 0.5}
+    assert "orrin-eval-" in evaluation[1]["retriever"] and "orrin-train-" in train[1]["retriever"]
+    for rows in (train, evaluation):
+        assert rows[0]["queries"] == rows[1]["queries"] > 0
+        delta = rows[1]["vs_hybrid"]["hit@1"]["delta"]
+        assert delta == pytest.approx(rows[1]["hit@1"] - rows[0]["hit@1"], abs=1e-3)
