@@ -141,6 +141,7 @@ def main() -> int:
     p.add_argument("--reranker", help="a reranker trained on synthetic queries")
     p.add_argument("--llm-arms", action="store_true", help="also the LLM transforms rewrite, multi-query, HyDE")
     p.add_argument("--tag", default="", help="suffix of the result file")
+    p.add_argument("--out", help="the result file (default: benchmarks/results/orrin_paraphrase[_TAG].json)")
     args = p.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="orrin-para-") as name:
@@ -162,8 +163,8 @@ def main() -> int:
     result = {"benchmark": "orrin_paraphrase", "questions": "paraphrase", "metrics": list(METRICS),
               "choice": "per kind of arm, the best training-world Hit@1 (then nDCG@10)",
               "training_world": train_rows, "evaluation_world": eval_rows}  # fmt: skip
-    RESULTS.mkdir(exist_ok=True)
-    path = RESULTS / f"orrin_paraphrase{'_' + args.tag if args.tag else ''}.json"
+    path = Path(args.out) if args.out else RESULTS / f"orrin_paraphrase{'_' + args.tag if args.tag else ''}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     print(json.dumps(result))
     return 0

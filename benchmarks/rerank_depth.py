@@ -63,6 +63,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--first-stage-only", action="store_true")
     p.add_argument("--tag", default="scifact")
     p.add_argument(
+        "--out", help="the result file (default: benchmarks/results/rerank_depth_TAG.json; the plot beside it)"
+    )
+    p.add_argument(
         "--dev-slice",
         action="store_true",
         help="the trained model's dev queries (cut from train with its card's seed): for choosing N and w",
@@ -182,9 +185,10 @@ def main() -> int:
         scoring_seconds=round(scoring_seconds, 1),
         stored_bytes=reranker.stored_bytes() if hasattr(reranker, "stored_bytes") else None,
     )
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"rerank_depth_{args.tag}.json").write_text(json.dumps(out, indent=1) + "\n")
-    _plot(out, RESULTS / f"rerank_depth_{args.tag}.png")
+    path = Path(args.out) if args.out else RESULTS / f"rerank_depth_{args.tag}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(out, indent=1) + "\n")
+    _plot(out, path.with_suffix(".png"))
     print(json.dumps(out))
     return 0
 

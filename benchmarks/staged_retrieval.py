@@ -79,6 +79,7 @@ def main() -> int:
     )
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--tag", help="results file suffix (default: the corpus)")
+    p.add_argument("--out", help="the result file (default: benchmarks/results/staged_retrieval_TAG.json)")
     args = p.parse_args()
 
     import torch
@@ -91,8 +92,9 @@ def main() -> int:
     result = run(indexes, queries, args)
     result.update(corpus=args.corpus, split=args.split if args.corpus == "scifact" else "evaluation world",
                   documents=getattr(args, "documents", None), peak_rss_gib=round(peak_rss_gib(), 2))  # fmt: skip
-    RESULTS.mkdir(exist_ok=True)
-    write_result(RESULTS / f"staged_retrieval_{args.tag or args.corpus}.json", result)
+    path = Path(args.out) if args.out else RESULTS / f"staged_retrieval_{args.tag or args.corpus}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_result(path, result)
     print_result(result)
     return 0
 

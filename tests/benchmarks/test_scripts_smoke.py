@@ -14,8 +14,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _run(script: str, *args: str, bench: Path | None = None) -> dict:
+def _run(script: str, *args: str, bench: Path | None = None, cache: Path | None = None) -> dict:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    if cache is not None:
+        env["RAGLINE_CACHE"] = str(cache)
     if bench is not None:
         env["RAGLINE_BENCH"] = str(bench)
     done = subprocess.run([sys.executable, f"benchmarks/{script}.py", *args], cwd=ROOT, env=env,
@@ -93,3 +95,88 @@ def test_agent_threshold_sweep_moves_the_agent_from_answering_to_abstaining(tmp_
     orrin = {(r["policy"], r["threshold"]): r for r in report["worlds"]["orrin_train"]}
     assert orrin[("read", 0.5)]["correct"] == 1.0  # the shipped threshold: 14 / 14 on the Orrin training world
     assert (tmp_path / "s.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.slow
+@pytest.mark.models  # trains a tiny cross-encoder (two steps) and reranks with it
+def test_rerank_depth_weight_zero_is_the_first_stage_and_every_depth_and_weight_gets_a_row(
+    tiny_reranker: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """A tiny BEIR set, BM25 first stage, a two-step cross-encoder. Planted fault: the script's interpolation
+    ignoring ``--weights`` (weight 1 for every row): the weight-0 rows then take the cross-encoder's order and
+    no longer equal the first stage's nDCG@10."""
+    folder, cache = tiny_reranker
+    out = tmp_path / "depth.json"
+    report = _run("rerank_depth", "--dataset", str(folder), "--first", "bm25", "--embedder", "none",
+                  "--model", "trained:tiny", "--max-length", "48", "--depths", "2,5", "--weights", "0.0,1.0",
+                  "--latency-queries", "1", "--out", str(out), cache=cache)  # fmt: skip
+    assert json.loads(out.read_text()) == report and out.with_suffix(".png").read_bytes()[:4] == b"\x89PNG"
+    assert {(r["depth"], r["interpolate"]) for r in report["rows"]} == {(2, 0.0), (2, 1.0), (5, 0.0), (5, 1.0)}
+    first = report["first_stage_metrics"]
+    assert first["recall@2"] <= first["recall@5"]
+    for row in report["rows"]:
+        assert row["first_stage_recall"] == first[f"recall@{row['depth']}"]
+        if row["interpolate"] == 0.0:
+            assert row["ndcg@10"] == pytest.approx(first["ndcg@10"])
+    moved = [r for r in report["rows"] if r["interpolate"] == 1.0 and r["ndcg@10"] != pytest.approx(first["ndcg@10"])]
+    assert moved  # the cross-encoder's own order differs from BM25's somewhere
+
+
+@pytest.mark.slow
+@pytest.mark.models  # MiniLM: the hybrid's dense leg and the thesaurus's vocabulary (about a minute uncached)
+def test_orrin_paraphrase_runs_the_training_worlds_choice_once_on_the_evaluation_world(tmp_path: Path) -> None:
+    """One thesaurus setting. Planted fault: the evaluation world's synonyms arm reusing the thesaurus built from
+    the training world's corpus (``thesaurus_arms(train_world, ...)``): its file then names the training world."""
+    out = tmp_path / "para.json"
+    report = _run("orrin_paraphrase", "--thresholds", "0.7", "--min-dfs", "2", "--out", str(out))
+    assert json.loads(out.read_text()) == report
+    train, evaluation = report["training_world"], report["evaluation_world"]
+    assert [r["arm"] for r in train] == ["hybrid", "synonyms"] and [r["arm"] for r in evaluation] == [
+        "hybrid",
+        "synonyms",
+    ]
+    assert evaluation[1]["setting"] == train[1]["setting"] == {"min_df": 2, "threshold": 0.7, "weight": 0.5}
+    assert "orrin-eval-" in evaluation[1]["retriever"] and "orrin-train-" in train[1]["retriever"]
+    for rows in (train, evaluation):
+        assert rows[0]["queries"] == rows[1]["queries"] > 0
+        delta = rows[1]["vs_hybrid"]["hit@1"]["delta"]
+        assert delta == pytest.approx(rows[1]["hit@1"] - rows[0]["hit@1"], abs=1e-3)
+
+
+@pytest.fixture
+def tiny_reranker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """A tiny BEIR set and a cross-encoder trained on it for two steps (``trained:tiny`` under the cache returned)."""
+    pytest.importorskip("sentence_transformers")
+    from ragline.train.reranker import RerankerTraining, train_reranker
+    from train.tiny_beir import write_tiny_beir
+
+    folder = write_tiny_beir(tmp_path / "tiny")
+    monkeypatch.setenv("RAGLINE_CACHE", str(tmp_path / "cache"))
+    settings = RerankerTraining(negatives=2, mine_depth=5, dev_fraction=0.25, dev_depth=3, max_steps=2, max_length=48)
+    train_reranker(folder, "tiny", settings, progress=False)
+    return folder, tmp_path / "cache"
+
+
+@pytest.mark.slow
+@pytest.mark.models  # MiniLM for the dense stages, a two-step cross-encoder for the rerank stage
+def test_staged_retrieval_reports_each_stage_and_a_weight_zero_rerank_keeps_the_hybrid(
+    tiny_reranker: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Planted fault: the rerank stage ignoring ``--weights`` (the cross-encoder's score alone for every
+    weight): the w=0 row then is the cross-encoder's order, not the hybrid's."""
+    folder, cache = tiny_reranker
+    out = tmp_path / "staged.json"
+    report = _run("staged_retrieval", "--corpus", "scifact", "--dataset", str(folder), "--model", "trained:tiny",
+                  "--max-length", "48", "--depth", "10", "--weights", "0.0,1.0", "--cutoff", "5", "--out", str(out),
+                  cache=cache)  # fmt: skip
+    assert json.loads(out.read_text()) == report
+    stages = [r["stage"] for r in report["rows"]]
+    assert stages == ["dense, plain", "dense, title", "hybrid (+ BM25), title", "+ rerank top 10, w=0.0",
+                      "+ rerank top 10, w=1.0"]  # fmt: skip
+    rows = {r["stage"]: r for r in report["rows"]}
+    hybrid, w0, w1 = rows[stages[2]], rows[stages[3]], rows[stages[4]]
+    assert report["indexes"]["plain"] == report["indexes"]["title"] == report["documents"] > 0
+    for m in ("recall@5", "recall@20"):
+        assert w0[m] == pytest.approx(hybrid[m]) and w0["failure_rate@" + m[7:]] == pytest.approx(1 - w0[m])
+    assert w1["recall@20"] == pytest.approx(hybrid["recall@20"])  # reordering the top 10 keeps Recall@20
+    assert w1["recall@5"] != pytest.approx(hybrid["recall@5"])  # the cross-encoder's order differs at 5
