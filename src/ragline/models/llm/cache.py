@@ -142,8 +142,25 @@ class CachedLLM(LLM):
     def id(self) -> str:
         return self.llm.id
 
-    def _key(self, messages: Sequence[Message], params: GenerationParams, scope: str | None) -> tuple[str, str]:
-        return request_key(self.llm.id, check_messages(messages), params, scope)
+    def _key(
+        self,
+        messages: Sequence[Message],
+        params: GenerationParams,
+        scope: str | None,
+        schema: Mapping[str, Any] | None = None,
+    ) -> tuple[str, str]:
+        return request_key(self.llm.id, check_messages(messages), params, scope, schema=schema)
+
+    def _cached(self, key: str, request: str, compute: Callable[[], str]) -> str:
+        """The stored reply of ``key``, else ``compute()``'s, stored."""
+        cached = self.cache.get(key)
+        if cached is not None:
+            self.hits += 1
+            return cached
+        self.misses += 1
+        response = compute()
+        self.cache.put(key, self.llm.id, request, response)
+        return response
 
     def chat(
         self,
@@ -157,14 +174,11 @@ class CachedLLM(LLM):
         """The model's reply, from the cache when this request (and ``scope``: see ``acl_scope``) was seen."""
         params = GenerationParams.of(max_tokens, temperature, seed, stop)
         key, request = self._key(messages, params, scope)
-        cached = self.cache.get(key)
-        if cached is not None:
-            self.hits += 1
-            return cached
-        self.misses += 1
-        response = self.llm.chat(messages, params.max_tokens, params.temperature, params.seed, list(params.stop))
-        self.cache.put(key, self.llm.id, request, response)
-        return response
+        return self._cached(
+            key,
+            request,
+            lambda: self.llm.chat(messages, params.max_tokens, params.temperature, params.seed, list(params.stop)),
+        )
 
     def stream(
         self,
@@ -226,16 +240,8 @@ class CachedLLM(LLM):
         scope: str | None = None,
     ) -> str:
         """The wrapped model's schema-constrained reply, from the cache when this request (and schema) was seen."""
-        params = GenerationParams.of(max_tokens, 0.0, seed, None)
-        key, request = request_key(self.llm.id, check_messages(messages), params, scope, schema=schema)
-        cached = self.cache.get(key)
-        if cached is not None:
-            self.hits += 1
-            return cached
-        self.misses += 1
-        response = self.llm.chat_json(messages, schema, max_tokens, seed)
-        self.cache.put(key, self.llm.id, request, response)
-        return response
+        key, request = self._key(messages, GenerationParams.of(max_tokens, 0.0, seed, None), scope, schema)
+        return self._cached(key, request, lambda: self.llm.chat_json(messages, schema, max_tokens, seed))
 
     def stream_json(
         self,
@@ -246,8 +252,7 @@ class CachedLLM(LLM):
         scope: str | None = None,
     ) -> Iterator[str]:
         """:meth:`chat_json` in pieces; a cached reply comes as one piece, a finished stream is stored."""
-        params = GenerationParams.of(max_tokens, 0.0, seed, None)
-        key, request = request_key(self.llm.id, check_messages(messages), params, scope, schema=schema)
+        key, request = self._key(messages, GenerationParams.of(max_tokens, 0.0, seed, None), scope, schema)
         return self._stream_cached(key, request, lambda: self.llm.stream_json(messages, schema, max_tokens, seed))
 
     def generate_json(
