@@ -213,6 +213,7 @@ class Chunker:
         chunks = []
         marked = self.marked_spans(document.text, sections)
         spans = bounded_spans(document, [span for span, _ in marked], whole=self.name == "none")
+        with_marks = [(span, marks) for span, marks in marked if marks]  # few or none: each chunk looks at these
         for n, (start, end) in enumerate(spans):
             section = enclosing_section(sections, start, end)
             parent = section_id(document.id, section.index) if self.within_sections and section else document.id
@@ -225,7 +226,7 @@ class Chunker:
                 "section": list(section.path) if section else [],
             }
             metadata.update(anchors_at(document.metadata, start))  # page, slide or sheet
-            metadata.update(marks_within(marked, start, end))
+            metadata.update(marks_within(with_marks, start, end))
             chunk_id, text = f"{document.id}#{n}", document.text[start:end]
             chunks.append(Document(chunk_id, text, document.title, metadata, document.source, parent=document.id))
         return chunks
