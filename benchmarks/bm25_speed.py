@@ -333,11 +333,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
-    args = parse_args(argv)
-    result: dict[str, Any] = {"load_average_start": [round(x, 2) for x in os.getloadavg()]}
-
-    # Data: token lists for documents and queries.
+def load_tokens(args: argparse.Namespace, result: dict[str, Any]) -> tuple[list[str], list[Tokens], list[Tokens]]:
+    """Ids, document tokens and the non-empty queries of the chosen corpus; their sizes go into ``result``."""
     if args.dataset is not None:
         folder = args.dataset
         if not folder.is_dir():
@@ -362,12 +359,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "k": K,
         "bm25": {"method": "lucene", "k1": K1, "b": B},
     }
-    documents = ragline_documents(ids, doc_tokens)
-    gc.collect()
-    gc.freeze()
-    log(f"{len(doc_tokens)} documents, {result['doc_tokens']} tokens, {len(queries)} queries")
+    return ids, doc_tokens, queries
 
-    # Index builds: --build-passes interleaved builds of each (median wall, least CPU of a pass).
+
+def build_both(
+    args: argparse.Namespace,
+    documents: list[Document],
+    doc_tokens: list[Tokens],
+    queries: list[Tokens],
+    result: dict[str, Any],
+) -> tuple[Index, Any, list[list[int]], dict[str, int]]:
+    """``--build-passes`` interleaved builds of each system (median wall, least CPU of a pass), each until its first
+    query is answered; returns the last pass's ragline index and bm25s retriever, and bm25s's token ids."""
     result["bm25s_jit_warmup_s"] = round(warm_bm25s_jit(), 3)
     vocab: dict[str, int] = {}
     token_ids, result["bm25s_token_ids_s"] = timed(lambda: to_token_ids(doc_tokens, vocab))
@@ -412,29 +415,54 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     )
     result["bm25s_backend"] = f"{retriever.backend} (retrieve n_threads=1: serial jitted kernel)"
     log(f"bm25s: indexed from token lists in {tokens_s:.2f}s, from ids in {ids_s:.2f}s")
+    return index, retriever, token_ids, vocab
 
-    # Agreement on the top 10.
+
+def agreement(index: Index, retriever: Any, ids: Sequence[str], queries: list[Tokens]) -> dict[str, Any]:
+    """How often the two systems return the same top 10; the filter is checked to keep only its group."""
     batch = retriever.retrieve(queries, k=K, show_progress=False, n_threads=1)
     pairs = [(ragline_hits(index, q), bm25s_hits(batch, ids, i)) for i, q in enumerate(queries)]
-    result["top10_agreement"] = round(float(np.mean([same_top_k(a, b) for a, b in pairs])), 4)
-    result["top10_exact"] = round(float(np.mean([{d for d, _ in a} == {d for d, _ in b} for a, b in pairs])), 4)
-    result["top10_overlap"] = round(float(np.mean([overlap(a, b) for a, b in pairs])), 4)
+    found = {
+        "top10_agreement": round(float(np.mean([same_top_k(a, b) for a, b in pairs])), 4),
+        "top10_exact": round(float(np.mean([{d for d, _ in a} == {d for d, _ in b} for a, b in pairs])), 4),
+        "top10_overlap": round(float(np.mean([overlap(a, b) for a, b in pairs])), 4),
+    }
     filtered = [index.search_terms(q, K, filter=FILTER) for q in queries[:50]]
     assert all(index.segments[si].metadata[row]["group"] == "g3" for hits in filtered for si, row, _ in hits)
-    log(f"top-10 agreement {result['top10_agreement']} (exact sets {result['top10_exact']})")
+    log(f"top-10 agreement {found['top10_agreement']} (exact sets {found['top10_exact']})")
+    return found
 
-    # One query at a time, filtered, batched.
+
+def one_at_a_time(args: argparse.Namespace, index: Index, retriever: Any, queries: list[Tokens]) -> dict[str, Any]:
+    """Queries/s and CPU per query, one query at a time, unfiltered and filtered."""
     log(f"one query at a time: {args.passes} passes of {len(queries)} queries")
-    one_cpu: dict[str, float] = {}
-    one = interleaved_passes(
+    cpu: dict[str, float] = {}
+    wall = interleaved_passes(
         args.passes,
         {
             "ragline": lambda: [index.search_terms(q, K) for q in queries],
             "bm25s": lambda: [retriever.retrieve([q], k=K, show_progress=False, n_threads=1) for q in queries],
             "ragline-filtered": lambda: [index.search_terms(q, K, filter=FILTER) for q in queries],
         },
-        one_cpu,
+        cpu,
     )
+    n = len(queries)
+    return {
+        "ragline_qps": round(n / wall["ragline"], 1),
+        "bm25s_qps": round(n / wall["bm25s"], 1),
+        "qps_ratio": round(wall["bm25s"] / wall["ragline"], 3),
+        "ragline_cpu_us": round(cpu["ragline"] / n * 1e6, 2),
+        "bm25s_cpu_us": round(cpu["bm25s"] / n * 1e6, 2),
+        "cpu_ratio": round(cpu["bm25s"] / cpu["ragline"], 3),
+        "filter": FILTER,
+        "filtered_qps": round(n / wall["ragline-filtered"], 1),
+        "filtered_ratio": round(wall["ragline"] / wall["ragline-filtered"], 3),
+    }
+
+
+def batched(args: argparse.Namespace, index: Index, retriever: Any, queries: list[Tokens]) -> dict[str, Any]:
+    """Both systems' batch calls at 1 and ``--batch-threads`` threads; ragline's batch is first checked to return
+    exactly what one query at a time returns."""
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     thread_counts = [1] + sorted({t for t in args.batch_threads if 1 < t <= usable})
     loop_hits = [index.search_terms(q, K) for q in queries]
@@ -442,72 +470,60 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         if index.search_terms_batch(queries, K, threads=t) != loop_hits:
             raise SystemExit(f"ragline's batch with {t} threads differs from one query at a time")
     log(f"batched (threads {thread_counts}); batch results verified equal to one query at a time")
-    batch_runs: dict[str, Callable[[], Any]] = {"ragline-loop": lambda: [index.search_terms(q, K) for q in queries]}
+    runs: dict[str, Callable[[], Any]] = {"ragline-loop": lambda: [index.search_terms(q, K) for q in queries]}
     for t in thread_counts:
-        batch_runs[f"ragline-batch-{t}t"] = lambda t=t: index.search_terms_batch(queries, K, threads=t)
-        batch_runs[f"bm25s-batch-{t}t"] = lambda t=t: retriever.retrieve(queries, k=K, show_progress=False, n_threads=t)
-    batched_cpu: dict[str, float] = {}
-    batched = interleaved_passes(args.passes, batch_runs, batched_cpu)
+        runs[f"ragline-batch-{t}t"] = lambda t=t: index.search_terms_batch(queries, K, threads=t)
+        runs[f"bm25s-batch-{t}t"] = lambda t=t: retriever.retrieve(queries, k=K, show_progress=False, n_threads=t)
+    cpu: dict[str, float] = {}
+    wall = interleaved_passes(args.passes, runs, cpu)
     n = len(queries)
-    result["batch_verified_equal"] = True
+    found: dict[str, Any] = {"batch_verified_equal": True}
     for t in thread_counts:
-        result[f"batched_ragline_qps_{t}t"] = round(n / batched[f"ragline-batch-{t}t"], 1)
-        result[f"batched_bm25s_qps_{t}t"] = round(n / batched[f"bm25s-batch-{t}t"], 1)
-        result[f"batched_qps_ratio_{t}t"] = round(batched[f"bm25s-batch-{t}t"] / batched[f"ragline-batch-{t}t"], 3)
-        result[f"batched_ragline_cpu_us_{t}t"] = round(batched_cpu[f"ragline-batch-{t}t"] / n * 1e6, 2)
-        result[f"batched_bm25s_cpu_us_{t}t"] = round(batched_cpu[f"bm25s-batch-{t}t"] / n * 1e6, 2)
-        result[f"batched_cpu_ratio_{t}t"] = round(
-            batched_cpu[f"bm25s-batch-{t}t"] / batched_cpu[f"ragline-batch-{t}t"], 3
+        ours, theirs = f"ragline-batch-{t}t", f"bm25s-batch-{t}t"
+        found[f"batched_ragline_qps_{t}t"] = round(n / wall[ours], 1)
+        found[f"batched_bm25s_qps_{t}t"] = round(n / wall[theirs], 1)
+        found[f"batched_qps_ratio_{t}t"] = round(wall[theirs] / wall[ours], 3)
+        found[f"batched_ragline_cpu_us_{t}t"] = round(cpu[ours] / n * 1e6, 2)
+        found[f"batched_bm25s_cpu_us_{t}t"] = round(cpu[theirs] / n * 1e6, 2)
+        found[f"batched_cpu_ratio_{t}t"] = round(cpu[theirs] / cpu[ours], 3)
+    found["looped_ragline_qps"] = round(n / wall["ragline-loop"], 1)
+    return found
+
+
+def incremental_update(
+    args: argparse.Namespace,
+    index: Index,
+    documents: list[Document],
+    doc_tokens: list[Tokens],
+    queries: list[Tokens],
+    bm25s_input: tuple[str, list[list[int]], dict[str, int]],
+) -> dict[str, Any]:
+    """1,000 new documents: ragline adds and commits them; bm25s, which cannot add, rebuilds from its input kind."""
+    new_tokens = more_documents(1000, seed=args.seed + 1)
+    new_ids = [f"n{i}" for i in range(len(new_tokens))]
+    new_documents = ragline_documents(new_ids, new_tokens, start=len(documents))
+
+    def add_and_query() -> None:
+        index.add(new_documents)
+        index.commit()
+        index.search_terms(queries[0], K)
+
+    found: dict[str, Any] = {}
+    _, found["add_1000_s"] = timed(add_and_query)
+    kind, token_ids, vocab = bm25s_input
+    if kind == "token lists":
+        _, found["bm25s_rebuild_s"] = timed(lambda: new_bm25s().index(doc_tokens + new_tokens, show_progress=False))
+    else:
+        _, found["bm25s_rebuild_s"] = timed(
+            lambda: new_bm25s().index((token_ids + to_token_ids(new_tokens, vocab), vocab), show_progress=False)
         )
-    result |= {
-        "ragline_qps": round(n / one["ragline"], 1),
-        "bm25s_qps": round(n / one["bm25s"], 1),
-        "qps_ratio": round(one["bm25s"] / one["ragline"], 3),
-        "ragline_cpu_us": round(one_cpu["ragline"] / n * 1e6, 2),
-        "bm25s_cpu_us": round(one_cpu["bm25s"] / n * 1e6, 2),
-        "cpu_ratio": round(one_cpu["bm25s"] / one_cpu["ragline"], 3),
-        "looped_ragline_qps": round(n / batched["ragline-loop"], 1),
-        "filter": FILTER,
-        "filtered_qps": round(n / one["ragline-filtered"], 1),
-        "filtered_ratio": round(one["ragline"] / one["ragline-filtered"], 3),
-    }
+    log(f"add 1000: ragline {found['add_1000_s']:.3f}s, bm25s rebuild {found['bm25s_rebuild_s']:.2f}s")
+    return found
 
-    if not args.no_rank_bm25:
-        result |= rank_bm25_bench(ids, doc_tokens, queries, args.rank_bm25_docs, args.rank_bm25_queries, args.passes)
-    if not args.no_tantivy:
-        try:
-            import tantivy  # noqa: F401
-        except ImportError:
-            result["tantivy_qps"] = None
-        else:
-            result |= tantivy_bench(doc_tokens, queries, args.passes, index, ids)
 
-    # Incremental update (synthetic corpora): 1,000 new documents.
-    if args.synthetic is not None:
-        new_tokens = more_documents(1000, seed=args.seed + 1)
-        new_ids = [f"n{i}" for i in range(len(new_tokens))]
-        new_documents = ragline_documents(new_ids, new_tokens, start=len(documents))
-
-        def add_and_query() -> None:
-            index.add(new_documents)
-            index.commit()
-            index.search_terms(queries[0], K)
-
-        _, result["add_1000_s"] = timed(add_and_query)
-        if result["bm25s_index_input"] == "token lists":
-            _, result["bm25s_rebuild_s"] = timed(
-                lambda: new_bm25s().index(doc_tokens + new_tokens, show_progress=False)
-            )
-        else:
-            _, result["bm25s_rebuild_s"] = timed(
-                lambda: new_bm25s().index((token_ids + to_token_ids(new_tokens, vocab), vocab), show_progress=False)
-            )
-        log(f"add 1000: ragline {result['add_1000_s']:.3f}s, bm25s rebuild {result['bm25s_rebuild_s']:.2f}s")
-
-    for key, value in result.items():
-        if key.endswith("_s") and isinstance(value, float):
-            result[key] = round(value, 3)
-    result |= {
+def environment() -> dict[str, Any]:
+    """Versions, threads, memory and load: what a reader needs to compare two runs."""
+    return {
         "threads": 1,
         "thread_env": THREAD_ENV,
         "versions": {
@@ -523,6 +539,38 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "cpus_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
         "machine": platform.machine(),
     }
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    args = parse_args(argv)
+    result: dict[str, Any] = {"load_average_start": [round(x, 2) for x in os.getloadavg()]}
+    ids, doc_tokens, queries = load_tokens(args, result)
+    documents = ragline_documents(ids, doc_tokens)
+    gc.collect()
+    gc.freeze()
+    log(f"{len(doc_tokens)} documents, {result['doc_tokens']} tokens, {len(queries)} queries")
+
+    index, retriever, token_ids, vocab = build_both(args, documents, doc_tokens, queries, result)
+    result |= agreement(index, retriever, ids, queries)
+    result |= one_at_a_time(args, index, retriever, queries)
+    result |= batched(args, index, retriever, queries)
+    if not args.no_rank_bm25:
+        result |= rank_bm25_bench(ids, doc_tokens, queries, args.rank_bm25_docs, args.rank_bm25_queries, args.passes)
+    if not args.no_tantivy:
+        try:
+            import tantivy  # noqa: F401
+        except ImportError:
+            result["tantivy_qps"] = None
+        else:
+            result |= tantivy_bench(doc_tokens, queries, args.passes, index, ids)
+    if args.synthetic is not None:
+        bm25s_input = (result["bm25s_index_input"], token_ids, vocab)
+        result |= incremental_update(args, index, documents, doc_tokens, queries, bm25s_input)
+
+    for key, value in result.items():
+        if key.endswith("_s") and isinstance(value, float):
+            result[key] = round(value, 3)
+    result |= environment()
     print_result(result, args.output)
     return result
 
