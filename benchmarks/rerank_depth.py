@@ -79,11 +79,8 @@ def main() -> int:
     from ragline.components import build
     from ragline.eval.datasets import load_beir
     from ragline.eval.metrics import evaluate, mean_scores
-    from ragline.eval.stats import compare
     from ragline.index.store import IndexSettings
     from ragline.ingest.pipeline import IngestConfig, build_index
-    from ragline.retrieve.base import hits_for
-    from ragline.retrieve.rerank_cross import interpolated
 
     args = parse_args()
     torch.set_num_threads(args.threads)
@@ -117,69 +114,25 @@ def main() -> int:
     first_ndcg = {qid: v["ndcg@10"] for qid, v in first_per_query.items()}
     baseline_ndcg = None
     if args.baseline_embedder:
-        baseline_index = build_index(dataset.corpus, IngestConfig(), IndexSettings(embedder=args.baseline_embedder))
-        baseline = build("retriever", args.first, index=baseline_index)
-        baseline_run = {qid: dict(baseline.rank(text, 1000)) for qid, text in queries.items()}
-        baseline_per_query = evaluate(qrels, baseline_run, recall_metrics)
-        baseline_ndcg = {qid: v["ndcg@10"] for qid, v in baseline_per_query.items()}
-        out["baseline"] = {
-            "embedder": args.baseline_embedder,
-            "metrics": mean_scores(baseline_per_query, recall_metrics),
-            "first_stage_vs_baseline": compare(baseline_ndcg, first_ndcg),
-        }
+        baseline_ndcg, out["baseline"] = _baseline(args, dataset, queries, qrels, recall_metrics, first_ndcg)
     if args.first_stage_only:
         print(json.dumps(out))
         return 0
 
     reranker = build("reranker", args.reranker or f"cross:model={args.model},max_length={args.max_length}")
-    deepest = depths[-1]
-    cross: dict[str, np.ndarray] = {}
-    top: dict[str, list[tuple[str, float]]] = {}
     started = time.perf_counter()
-    for i, (qid, text) in enumerate(queries.items()):
-        top[qid] = list(first_run[qid].items())[:deepest]
-        cross[qid] = np.asarray(reranker.scores(text, hits_for(index, top[qid])), dtype=np.float64)
-        if i % 25 == 0:
-            print(f"scored {i}/{len(queries)} queries", file=sys.stderr, flush=True)
+    top, cross = _cross_scores(reranker, index, queries, first_run, depths[-1])
     scoring_seconds = time.perf_counter() - started
-
-    rows = []
-    for n in depths:
-        for weight in weights:
-            run = {}
-            for qid in queries:
-                candidates = top[qid][:n]
-                final = interpolated(cross[qid][:n], [s for _, s in candidates], weight)
-                reranked = {doc: 1000.0 + float(score) for (doc, _), score in zip(candidates, final)}
-                floor = min(reranked.values(), default=0.0)
-                rest = [doc for doc in first_run[qid] if doc not in reranked]
-                run[qid] = {**reranked, **{doc: floor - 1.0 - j for j, doc in enumerate(rest)}}
-            per_query = evaluate(qrels, run, ["ndcg@10"])
-            ndcg = {qid: v["ndcg@10"] for qid, v in per_query.items()}
-            rows.append(
-                {
-                    "depth": n,
-                    "interpolate": weight,
-                    "ndcg@10": float(np.mean(list(ndcg.values()))),
-                    "first_stage_recall": out["first_stage_metrics"][f"recall@{n}"],
-                    "vs_first_stage": compare(first_ndcg, ndcg),
-                    **({"vs_baseline": compare(baseline_ndcg, ndcg)} if baseline_ndcg is not None else {}),
-                }
-            )
-    latency = {}
+    rows = [
+        _grid_row(n, weight, top, cross, first_run, qrels, out["first_stage_metrics"], first_ndcg, baseline_ndcg)
+        for n in depths
+        for weight in weights
+    ]
     sample = list(queries.items())[: args.latency_queries]
-    for n in depths:
-        times = []
-        for qid, text in sample:
-            hits = hits_for(index, top[qid][:n])
-            t = time.perf_counter()
-            reranker.rerank(text, hits, 10)
-            times.append(time.perf_counter() - t)
-        latency[n] = {"median_s": float(np.median(times)), "p90_s": float(np.percentile(times, 90))}
     out.update(
         reranker=reranker.config(),
         rows=rows,
-        latency_per_query=latency,
+        latency_per_query=_latency(reranker, index, sample, top, depths),
         latency_queries=len(sample),
         threads=args.threads,
         scoring_seconds=round(scoring_seconds, 1),
@@ -191,6 +144,86 @@ def main() -> int:
     _plot(out, path.with_suffix(".png"))
     print(json.dumps(out))
     return 0
+
+
+def _baseline(args, dataset, queries: dict, qrels: dict, metrics: list[str], first_ndcg: dict) -> tuple[dict, dict]:
+    """The same first stage over an index embedded with ``--baseline-embedder``: its nDCG@10 per query and a
+    summary with the first stage compared against it."""
+    from ragline.components import build
+    from ragline.eval.metrics import evaluate, mean_scores
+    from ragline.eval.stats import compare
+    from ragline.index.store import IndexSettings
+    from ragline.ingest.pipeline import IngestConfig, build_index
+
+    baseline_index = build_index(dataset.corpus, IngestConfig(), IndexSettings(embedder=args.baseline_embedder))
+    baseline = build("retriever", args.first, index=baseline_index)
+    baseline_run = {qid: dict(baseline.rank(text, 1000)) for qid, text in queries.items()}
+    per_query = evaluate(qrels, baseline_run, metrics)
+    ndcg = {qid: v["ndcg@10"] for qid, v in per_query.items()}
+    summary = {
+        "embedder": args.baseline_embedder,
+        "metrics": mean_scores(per_query, metrics),
+        "first_stage_vs_baseline": compare(ndcg, first_ndcg),
+    }
+    return ndcg, summary
+
+
+def _cross_scores(reranker, index, queries: dict, first_run: dict, deepest: int) -> tuple[dict, dict]:
+    """Each query's first-stage top ``deepest`` and the reranker's score of each: scored once, every depth and
+    weight of the grid reuses them."""
+    from ragline.retrieve.base import hits_for
+
+    top: dict[str, list[tuple[str, float]]] = {}
+    cross: dict[str, np.ndarray] = {}
+    for i, (qid, text) in enumerate(queries.items()):
+        top[qid] = list(first_run[qid].items())[:deepest]
+        cross[qid] = np.asarray(reranker.scores(text, hits_for(index, top[qid])), dtype=np.float64)
+        if i % 25 == 0:
+            print(f"scored {i}/{len(queries)} queries", file=sys.stderr, flush=True)
+    return top, cross
+
+
+def _grid_row(n, weight, top, cross, first_run, qrels, first_metrics, first_ndcg, baseline_ndcg) -> dict:
+    """nDCG@10 with the top ``n`` reranked (interpolated with the first stage by ``weight``) above the rest of the
+    first stage's ranking, compared with the first stage and the baseline."""
+    from ragline.eval.metrics import evaluate
+    from ragline.eval.stats import compare
+    from ragline.retrieve.rerank_cross import interpolated
+
+    run = {}
+    for qid in top:
+        candidates = top[qid][:n]
+        final = interpolated(cross[qid][:n], [s for _, s in candidates], weight)
+        reranked = {doc: 1000.0 + float(score) for (doc, _), score in zip(candidates, final)}
+        floor = min(reranked.values(), default=0.0)
+        rest = [doc for doc in first_run[qid] if doc not in reranked]
+        run[qid] = {**reranked, **{doc: floor - 1.0 - j for j, doc in enumerate(rest)}}
+    per_query = evaluate(qrels, run, ["ndcg@10"])
+    ndcg = {qid: v["ndcg@10"] for qid, v in per_query.items()}
+    return {
+        "depth": n,
+        "interpolate": weight,
+        "ndcg@10": float(np.mean(list(ndcg.values()))),
+        "first_stage_recall": first_metrics[f"recall@{n}"],
+        "vs_first_stage": compare(first_ndcg, ndcg),
+        **({"vs_baseline": compare(baseline_ndcg, ndcg)} if baseline_ndcg is not None else {}),
+    }
+
+
+def _latency(reranker, index, sample: list, top: dict, depths: list[int]) -> dict:
+    """Seconds per query to rerank the top ``n`` hits, per depth (median and 90th percentile)."""
+    from ragline.retrieve.base import hits_for
+
+    latency = {}
+    for n in depths:
+        times = []
+        for qid, text in sample:
+            hits = hits_for(index, top[qid][:n])
+            t = time.perf_counter()
+            reranker.rerank(text, hits, 10)
+            times.append(time.perf_counter() - t)
+        latency[n] = {"median_s": float(np.median(times)), "p90_s": float(np.percentile(times, 90))}
+    return latency
 
 
 def _dev_ids(dataset, model: str) -> list[str]:
