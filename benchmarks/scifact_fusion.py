@@ -49,6 +49,24 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def bm25_grid(dataset, first, queries: dict, bm25_params, depth: int, score) -> None:
+    """BM25 alone: k1 x b over the body (title + text), then the title as a field of its own, weighted; each
+    run goes to ``score``."""
+    from ragline.index.settings import IndexSettings
+    from ragline.ingest.pipeline import IngestConfig, build_index
+    from ragline.retrieve.registry import build_retriever
+
+    for k1, b in itertools.product((0.6, 0.9, 1.2, 1.5), (0.3, 0.4, 0.6, 0.75)):
+        retriever = build_retriever(f"bm25:k1={k1},b={b}", first)
+        score(f"bm25 k1={k1} b={b}", {q: dict(retriever.rank(t, depth)) for q, t in queries.items()})
+    for title_weight in (0.5, 1.0, 2.0):
+        fields = {"title": title_weight, "text": 1.0}
+        index = build_index(dataset.corpus, IngestConfig(), IndexSettings(fields=fields, bm25=bm25_params))
+        retriever = build_retriever("bm25", index)
+        run = {q: dict(retriever.rank(t, depth)) for q, t in queries.items()}
+        score(f"bm25 fields title={title_weight} text=1", run)
+
+
 def main() -> int:
     import torch
 
@@ -123,16 +141,7 @@ def main() -> int:
         for combo in itertools.product(weights, repeat=len(embedders)):
             score(f"{name} (z_score 1/{'/'.join(map(str, combo))})", fused(legs, "z_score", weights=[1, *combo]))
     if args.bm25_grid:
-        # BM25 alone: k1 x b over the body (title + text), then the title as a field of its own, weighted.
-        for k1, b in itertools.product((0.6, 0.9, 1.2, 1.5), (0.3, 0.4, 0.6, 0.75)):
-            retriever = build_retriever(f"bm25:k1={k1},b={b}", first)
-            score(f"bm25 k1={k1} b={b}", {q: dict(retriever.rank(t, args.depth)) for q, t in queries.items()})
-        for title_weight in (0.5, 1.0, 2.0):
-            fields = {"title": title_weight, "text": 1.0}
-            index = build_index(dataset.corpus, IngestConfig(), IndexSettings(fields=fields, bm25=bm25_params))
-            retriever = build_retriever("bm25", index)
-            run = {q: dict(retriever.rank(t, args.depth)) for q, t in queries.items()}
-            score(f"bm25 fields title={title_weight} text=1", run)
+        bm25_grid(dataset, first, queries, bm25_params, args.depth, score)
     for row in out["rows"]:
         del row["_ndcg"]
     out["seconds"] = round(elapsed(), 1)
