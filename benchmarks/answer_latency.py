@@ -128,16 +128,96 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def run_arms(
+    arms: dict[str, tuple[RAGPipeline, Reader]], questions: list[Any]
+) -> tuple[dict[str, list[dict[str, Any]]], list[float]]:
+    """Every arm answers every question, each arm going first in turn; the rows and the 1-minute load averages
+    (before the first question and after each)."""
+    for arm_pipeline, reader in arms.values():  # one warm-up answer each: model pages, the embedder, BM25
+        timed_answer(arm_pipeline, reader, questions[0])
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in arms}
+    loads = [os.getloadavg()[0]]
+    for i, question in enumerate(questions, start=1):
+        names = list(arms)
+        for name in names[i % len(names) :] + names[: i % len(names)]:
+            arm_pipeline, reader = arms[name]
+            row = timed_answer(arm_pipeline, reader, question)
+            row["outcome"] = grade_question(question, row["answer_obj"], row["context"], match="contains").outcome
+            runs[name].append(row)
+        loads.append(os.getloadavg()[0])
+        latest = {name: rows[-1] for name, rows in runs.items()}
+        log(
+            f"question {i}/{len(questions)}: "
+            + ", ".join(f"{n} {r['ttft_s']:.2f}/{r['total_s']:.2f}s {r['outcome']}" for n, r in latest.items())
+            + f"; {len({r[-1]['answer'] for n, r in runs.items() if n.startswith('llm')})} distinct LLM answers"
+        )
+    return runs, loads
+
+
+def prompt_token_counts(
+    llm: Any, questions: list[Any], runs: dict[str, list[dict[str, Any]]]
+) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+    """Prompt tokens per LLM arm and question, and the default arm's prompt split into system, sources and the
+    rest of the user message."""
+    prompt_tokens = {
+        name: [
+            sum(llm.count_tokens(m["content"]) for m in build_messages(q.text, r["context"]))
+            for q, r in zip(questions, rows)
+        ]
+        for name, rows in runs.items()
+        if name.startswith("llm")
+    }
+    parts: dict[str, list[int]] = {"system": [], "sources": [], "question_and_labels": []}
+    for q, r in zip(questions, runs["llm_batch_all"]):
+        system, user = (llm.count_tokens(m["content"]) for m in build_messages(q.text, r["context"]))
+        sources = llm.count_tokens(r["context"].text) if r["context"].sources else 0
+        parts["system"].append(system)
+        parts["sources"].append(sources)
+        parts["question_and_labels"].append(user - sources)
+    return prompt_tokens, parts
+
+
+def arm_comparisons(
+    args: argparse.Namespace, runs: dict[str, list[dict[str, Any]]], compressed_tags: list[str]
+) -> dict[str, Any]:
+    """Whether the batch-thread and prefix-cache arms give the default arm's answers, and the median time to the
+    first token of each arm against the default's."""
+
+    def ttft_p50(name: str) -> float:
+        return float(np.percentile([r["ttft_s"] for r in runs[name]], 50))
+
+    found: dict[str, Any] = {}
+    if not args.no_batch1:
+        equal = [a["answer"] == b["answer"] for a, b in zip(runs["llm_batch1"], runs["llm_batch_all"])]
+        found |= {
+            "answers_equal": all(equal),
+            "answers_equal_per_question": equal,
+            "ttft_p50_ratio_batch1_over_all": round(ttft_p50("llm_batch1") / ttft_p50("llm_batch_all"), 3),
+        }
+    if not args.no_prefix_cache:
+        equal = [a["answer"] == b["answer"] for a, b in zip(runs["llm_prefix_cache"], runs["llm_batch_all"])]
+        found |= {
+            "prefix_answers_equal": all(equal),
+            "prefix_answers_equal_per_question": equal,
+            "ttft_p50_ratio_all_over_prefix_cache": round(ttft_p50("llm_batch_all") / ttft_p50("llm_prefix_cache"), 3),
+        }
+        if not args.no_batch1:
+            found["ttft_p50_ratio_batch1_over_prefix_cache"] = round(
+                ttft_p50("llm_batch1") / ttft_p50("llm_prefix_cache"), 3
+            )
+    for tag in compressed_tags:
+        found[f"ttft_p50_ratio_all_over{tag}"] = round(ttft_p50("llm_batch_all") / ttft_p50(f"llm{tag}"), 3)
+    return found
+
+
 def main() -> None:
     args = parse_args()
-
     seed = TRAIN_SEED if args.train else DEFAULT_SEED
     index, corpus = orrin_index(seed=seed)
     questions = sample(corpus.questions, args.questions)
     pipeline = RAGPipeline.from_config(PipelineConfig(), index, reader=False)
     pipelines = {"": pipeline}
-    budgets = [int(b) for b in args.compress_budget.split(",")] if args.compress else []
-    for budget in budgets:
+    for budget in [int(b) for b in args.compress_budget.split(",")] if args.compress else []:
         compress = {"compressor": args.compress, "budget": budget}
         pipelines[f"_compressed_{budget}"] = RAGPipeline.from_config(
             PipelineConfig().with_overrides(compress=compress), index, reader=False
@@ -157,51 +237,12 @@ def main() -> None:
     arms = {name: (pipeline, reader) for name, reader in readers.items()}
     arms |= {f"llm{tag}": (p, readers["llm_batch_all"]) for tag, p in pipelines.items() if tag}
     try:
-        # One warm-up answer each (model pages, the query embedder, the first BM25 queries).
-        for arm_pipeline, reader in arms.values():
-            timed_answer(arm_pipeline, reader, questions[0])
-        runs: dict[str, list[dict[str, Any]]] = {name: [] for name in arms}
-        loads = [os.getloadavg()[0]]  # the 1-minute load average before the first question and after each
-        for i, question in enumerate(questions, start=1):
-            names = list(arms)
-            names = names[i % len(names) :] + names[: i % len(names)]  # each arm goes first in turn
-            for name in names:
-                arm_pipeline, reader = arms[name]
-                runs[name].append(timed_answer(arm_pipeline, reader, question))
-                runs[name][-1]["outcome"] = grade_question(
-                    question, runs[name][-1]["answer_obj"], runs[name][-1]["context"], match="contains"
-                ).outcome
-            loads.append(os.getloadavg()[0])
-            log(
-                f"question {i}/{len(questions)}: "
-                + ", ".join(
-                    f"{n} {r[-1]['ttft_s']:.2f}/{r[-1]['total_s']:.2f}s {r[-1]['outcome']}" for n, r in runs.items()
-                )
-                + f"; {len({r[-1]['answer'] for n, r in runs.items() if n.startswith('llm')})} distinct LLM answers"
-            )
-        llm = llms["llm_batch_all"]
-        prompt_tokens = {
-            name: [
-                sum(llm.count_tokens(m["content"]) for m in build_messages(q.text, r["context"]))
-                for q, r in zip(questions, rows)
-            ]
-            for name, rows in runs.items()
-            if name.startswith("llm")
-        }
-        parts = {"system": [], "sources": [], "question_and_labels": []}
-        for q, r in zip(questions, runs["llm_batch_all"]):
-            system, user = (llm.count_tokens(m["content"]) for m in build_messages(q.text, r["context"]))
-            sources = llm.count_tokens(r["context"].text) if r["context"].sources else 0
-            parts["system"].append(system)
-            parts["sources"].append(sources)
-            parts["question_and_labels"].append(user - sources)
-        model_id = llm.id
+        runs, loads = run_arms(arms, questions)
+        prompt_tokens, parts = prompt_token_counts(llms["llm_batch_all"], questions, runs)
+        model_id = llms["llm_batch_all"].id
     finally:
         for llm in llms.values():
             llm.close()
-
-    def ttft_p50(name: str) -> float:
-        return float(np.percentile([r["ttft_s"] for r in runs[name]], 50))
 
     result = {
         "benchmark": "answer_latency",
@@ -234,27 +275,7 @@ def main() -> None:
         },
         "outcomes_per_question": {name: [r["outcome"] for r in rows] for name, rows in runs.items()},
     }
-    if not args.no_batch1:
-        equal = [a["answer"] == b["answer"] for a, b in zip(runs["llm_batch1"], runs["llm_batch_all"])]
-        result |= {
-            "answers_equal": all(equal),
-            "answers_equal_per_question": equal,
-            "ttft_p50_ratio_batch1_over_all": round(ttft_p50("llm_batch1") / ttft_p50("llm_batch_all"), 3),
-        }
-    if not args.no_prefix_cache:
-        equal = [a["answer"] == b["answer"] for a, b in zip(runs["llm_prefix_cache"], runs["llm_batch_all"])]
-        result |= {
-            "prefix_answers_equal": all(equal),
-            "prefix_answers_equal_per_question": equal,
-            "ttft_p50_ratio_all_over_prefix_cache": round(ttft_p50("llm_batch_all") / ttft_p50("llm_prefix_cache"), 3),
-        }
-        if not args.no_batch1:
-            result["ttft_p50_ratio_batch1_over_prefix_cache"] = round(
-                ttft_p50("llm_batch1") / ttft_p50("llm_prefix_cache"), 3
-            )
-    for tag in pipelines:
-        if tag:
-            result[f"ttft_p50_ratio_all_over{tag}"] = round(ttft_p50("llm_batch_all") / ttft_p50(f"llm{tag}"), 3)
+    result |= arm_comparisons(args, runs, [tag for tag in pipelines if tag])
     result |= {
         "ragline": ragline.__version__,
         "python": platform.python_version(),
