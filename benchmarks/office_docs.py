@@ -60,13 +60,9 @@ def money(value: int) -> str:
     return f"${value:,}"
 
 
-def build(folder: Path, seed: int) -> list[dict[str, Any]]:
-    """Write the document set into ``folder``; its questions back."""
-    rng = random.Random(seed)
+def word_policy(folder: Path, rng: random.Random, people: list[str]) -> list[dict[str, Any]]:
+    """Word: a travel policy with a per-diem table."""
     questions: list[dict[str, Any]] = []
-    people = unique(rng, 40, lambda: f"{invented(rng)} {invented(rng, 3)}")
-
-    # Word: a travel policy with a per-diem table.
     cities = unique(rng, 10, lambda: invented(rng))
     rows = [["City", "Per diem", "Lodging cap", "Approver"]]
     for i, city in enumerate(cities):
@@ -90,8 +86,12 @@ def build(folder: Path, seed: int) -> list[dict[str, Any]]:
         ]  # fmt: skip
     questions.append(q("docx-receipts", "docx", "text", "Within how many days must receipts be submitted?",
                        ["30 days"], "travel-policy"))  # fmt: skip
+    return questions
 
-    # Excel: services, offices and budgets on three sheets.
+
+def excel_workbook(folder: Path, rng: random.Random, people: list[str]) -> list[dict[str, Any]]:
+    """Excel: services, offices and budgets on three sheets."""
+    questions: list[dict[str, Any]] = []
     services = unique(rng, 12, lambda: f"{invented(rng)} review")
     service_rows = [[s, rng.randrange(90, 400), rng.randrange(1, 9), people[10 + i % 10]]
                     for i, s in enumerate(services)]  # fmt: skip
@@ -122,8 +122,12 @@ def build(folder: Path, seed: int) -> list[dict[str, Any]]:
         questions.append(q(f"xlsx-{department}-headcount", "xlsx", "table",
                            f"What is the headcount of the {department}?", [str(headcount)], "operations",
                            sheet="Budget"))  # fmt: skip
+    return questions
 
-    # PowerPoint: a quarterly review with a table slide and bullet slides.
+
+def powerpoint_review(folder: Path, rng: random.Random, people: list[str]) -> list[dict[str, Any]]:
+    """PowerPoint: a quarterly review with a table slide and bullet slides."""
+    questions: list[dict[str, Any]] = []
     teams = unique(rng, 6, lambda: invented(rng))
     team_rows = [[t, str(rng.randrange(3, 40)), invented(rng)] for t in teams]
     churn = f"{rng.randrange(10, 60) / 10}%"
@@ -155,8 +159,12 @@ def build(folder: Path, seed: int) -> list[dict[str, Any]]:
         ),
         q("pptx-revenue", "pptx", "text", "How much did net revenue reach?", [revenue], "quarterly-review", slide=3),
     ]
+    return questions
 
-    # CSV: a parts list.
+
+def csv_parts(folder: Path, rng: random.Random, people: list[str]) -> list[dict[str, Any]]:
+    """CSV: a parts list."""
+    questions: list[dict[str, Any]] = []
     parts = unique(rng, 10, lambda: f"{invented(rng)} valve")
     part_rows = [[p, invented(rng), f"{rng.randrange(2, 90)}.{rng.randrange(10, 99)}", rng.randrange(2, 30)]
                  for p in parts]  # fmt: skip
@@ -168,8 +176,12 @@ def build(folder: Path, seed: int) -> list[dict[str, Any]]:
             q(f"csv-{part}-supplier", "csv", "table", f"Who is the supplier of the {part}?", [supplier], "parts"),
             q(f"csv-{part}-price", "csv", "table", f"What is the unit price of the {part}?", [price], "parts"),
         ]
+    return questions
 
-    # E-mail: three messages; one carries a CSV price list.
+
+def email_messages(folder: Path, rng: random.Random, people: list[str]) -> list[dict[str, Any]]:
+    """E-mail: three messages; one carries a CSV price list."""
+    questions: list[dict[str, Any]] = []
     topics = [("depot move", f"Depot move to Hall {rng.randrange(2, 9)}"),
               ("budget freeze", "Budget freeze for the third quarter"),
               ("price list", "Updated price list for consumables")]  # fmt: skip
@@ -194,8 +206,12 @@ def build(folder: Path, seed: int) -> list[dict[str, Any]]:
         ]  # fmt: skip
     for item, price in rng.sample(item_rows, 3):
         questions.append(q(f"eml-{item}-price", "eml", "table", f"What is the price of the {item}?", [price], "mail-3"))
+    return questions
 
-    # PDF: a three-page report with a running header and footer and a ruled table on page 2.
+
+def pdf_report(folder: Path, rng: random.Random, people: list[str]) -> list[dict[str, Any]]:
+    """PDF: a three-page report with a running header and footer and a ruled table on page 2."""
+    questions: list[dict[str, Any]] = []
     regions = unique(rng, 7, lambda: invented(rng))
     region_rows = [[r, f"${rng.randrange(11, 99) / 10} million", f"{rng.randrange(-30, 90) / 10}%"] for r in regions]
     header, footer = "Northwind holdings annual report", "Page {} of 3"
@@ -224,6 +240,15 @@ def build(folder: Path, seed: int) -> list[dict[str, Any]]:
               "annual-report", page=2),
         ]  # fmt: skip
     return questions
+
+
+def build(folder: Path, seed: int) -> list[dict[str, Any]]:
+    """Write the document set into ``folder``; its questions back. One random stream in a fixed order, so a seed
+    gives the same files and questions."""
+    rng = random.Random(seed)
+    people = unique(rng, 40, lambda: f"{invented(rng)} {invented(rng, 3)}")
+    makers = (word_policy, excel_workbook, powerpoint_review, csv_parts, email_messages, pdf_report)
+    return [question for make in makers for question in make(folder, rng, people)]
 
 
 def load(folder: Path, arm: str) -> Any:
