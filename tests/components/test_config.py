@@ -16,6 +16,7 @@ from ragline.components import ROLES, build, names
 from ragline.config import PipelineConfig, dumps_toml, load_config, pipeline_names
 from ragline.errors import ConfigError
 from ragline.index import Index, IndexSettings
+from ragline.provenance import source_revision
 from ragline.retrieve.fusion import fuse
 from ragline.types import Document
 
@@ -152,7 +153,10 @@ def test_eval_with_a_config_scores_retrieval_or_grades_answers(capsys, tmp_path:
     result = _json(capsys, "eval", str(plain), "--config", "bm25")
     assert result["metrics"]["hit@10"] == 1.0
     config = result["provenance"]["config"]
-    assert PipelineConfig.from_dict(config) == load_config("bm25") and len(result["provenance"]["commit"]) == 40
+    assert PipelineConfig.from_dict(config) == load_config("bm25")
+    # the commit where ragline runs from a checkout; an installed wheel has none to report
+    assert result["provenance"].get("commit") == source_revision().get("commit")
+    assert len(result["provenance"].get("commit", "")) in ((40,) if source_revision() else (0,))
     qa = _beir(tmp_path / "qa", with_questions=True)
     graded = _json(capsys, "eval", str(qa), "--config", "bm25", "--types", "lookup")
     assert graded["summary"]["by_type"]["lookup"]["n"] == 1 and "correct" in graded["summary"]["by_type"]["lookup"]

@@ -6,6 +6,7 @@ import json
 import os
 from pathlib import Path
 
+import lxml.etree
 import pytest
 
 from ragline.cli import main
@@ -57,11 +58,17 @@ def test_deeply_nested_html_keeps_its_text(tmp_path: Path, depth: int) -> None:
 
 
 def test_html_past_the_parser_limit_is_reported(tmp_path: Path) -> None:
-    """Planted fault: no look at the parser's error log (the code before indexed the text above the limit and
-    said nothing of what followed)."""
+    """Nothing past the parser's depth limit is lost in silence: libxml2 2.14 (lxml 6) stops at 2,048 levels and
+    the file is reported; libxml2 2.12 (lxml 5.3, the lower bound) has no limit with ``huge_tree`` and the file is
+    indexed whole. Planted fault: no look at the parser's error log (the code before indexed the text above the
+    limit and said nothing of what followed)."""
     (tmp_path / "deep.html").write_text("<p>top</p>" + "<div>" * 3000 + "DEEP" + "</div>" * 3000 + "<p>after</p>")
     (tmp_path / "good.html").write_text("<p>fine</p>")
     report = load_folder(tmp_path)
+    if lxml.etree.LIBXML_VERSION < (2, 13) and not report.errors:
+        deep = next(d for d in report.documents if d.id == "deep")
+        assert "DEEP" in deep.text and "after" in deep.text
+        return
     assert [d.id for d in report.documents] == ["good"]
     (error,) = report.errors
     assert error.source.endswith("deep.html") and "2,048" in error.reason
