@@ -36,6 +36,23 @@ def test_a_bad_principals_file_names_the_field(tmp_path: Path, text: str, messag
         load_principals(tmp_path / "bad.toml")
 
 
+@pytest.mark.parametrize(
+    ("name", "text", "named"),
+    [
+        ("p.yaml", "users:\n  bob: [hr]\n  alice: [all]\n  bob: [all]\n", "'bob' twice \\(lines 2 and 4\\)"),
+        ("p.json", '{"users": {"bob": ["hr"], "alice": ["all"], "bob": ["all"]}}', "'bob' is given twice"),
+        ("p.toml", '[users]\nbob = ["hr"]\nbob = ["all"]\n', "line 3"),  # tomllib does not name the key
+    ],
+)
+def test_a_user_given_twice_is_refused_in_every_format(tmp_path: Path, name: str, text: str, named: str) -> None:
+    """Planted fault: plain ``yaml.safe_load``/``json.loads`` keep the last entry, so bob silently lost hr (or, in
+    the other order, gained it)."""
+    (tmp_path / name).write_text(text)
+    with pytest.raises(InputError, match=named) as raised:
+        load_principals(tmp_path / name)
+    assert name in str(raised.value)
+
+
 def test_resolving_a_principal(tmp_path: Path) -> None:
     path = write_principals(tmp_path)
     assert resolve_principal(path, "bob", None).groups == ("all",)

@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from ragline.errors import ConfigError
+from ragline.errors import ConfigError, InputError
 
 SCHEMA = 1
 FILTER_PLACEMENTS = ("inside", "after")  # "after" is unsafe: only `ragline doctor` runs it
@@ -260,15 +260,19 @@ def _shipped() -> Path:
 def _read(data: bytes, suffix: str, where: str) -> Any:
     try:
         text = data.decode("utf-8")
-        if suffix in (".yaml", ".yml"):
-            import yaml
+        if suffix in (".yaml", ".yml"):  # a key given twice is refused, not the last one kept
+            from ragline.ingest.files import bounded_yaml
 
-            return yaml.safe_load(text)
+            return bounded_yaml(text, where, "the pipeline config", "fix it before it is used", first_line=1)
         if suffix == ".json":
-            return json.loads(text)
-        return tomllib.loads(text)
+            from ragline.ingest.files import unique_keys
+
+            return json.loads(text, object_pairs_hook=unique_keys)
+        return tomllib.loads(text)  # TOML refuses a repeated key itself
     except UnicodeDecodeError:
         raise ConfigError(f"{where}: not UTF-8 text") from None
+    except InputError as error:  # the YAML reader's refusals (a repeated key, an alias bomb) name the problem
+        raise ConfigError(f"{where}: {error.reason}") from None
     except (tomllib.TOMLDecodeError, ValueError) as error:
         raise ConfigError(f"{where}: cannot parse: {error}") from None
     except Exception as error:  # yaml.YAMLError, without importing yaml at module level

@@ -65,14 +65,18 @@ def load_principals(path: str | Path) -> dict[str, Principal]:
     except UnicodeDecodeError:
         raise InputError(str(path), "the principals file is not UTF-8 text") from None
     try:
-        if path.suffix.lower() in (".yaml", ".yml"):
-            import yaml
+        if path.suffix.lower() in (".yaml", ".yml"):  # a user given twice is refused, not the last one kept
+            from ragline.ingest.files import bounded_yaml
 
-            parsed = yaml.safe_load(data)
+            parsed = bounded_yaml(data, str(path), "the principals file", "fix it before it is used", first_line=1)
         elif path.suffix.lower() == ".json":
-            parsed = json.loads(data)
+            from ragline.ingest.files import unique_keys
+
+            parsed = json.loads(data, object_pairs_hook=unique_keys)
         else:
-            parsed = tomllib.loads(data)
+            parsed = tomllib.loads(data)  # TOML refuses a repeated key itself
+    except InputError:
+        raise
     except Exception as error:  # TOML, YAML and JSON each have their own error types
         raise InputError(str(path), f"cannot parse the principals file: {error}") from None
     users = parsed.get("users") if isinstance(parsed, Mapping) else None

@@ -52,6 +52,18 @@ def test_configs_round_trip_through_dicts_toml_yaml_and_json(name: str, tmp_path
     assert load_config(tmp_path / "c.yaml") == config
 
 
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [("c.yaml", "retrieve:\n  retriever: bm25\n  retriever: dense\n"), ("c.json", '{"name": "a", "name": "b"}')],
+)
+def test_a_config_key_given_twice_is_refused(tmp_path: Path, name: str, text: str) -> None:
+    """Planted fault: plain ``yaml.safe_load``/``json.loads`` keep the last value without a word."""
+    (tmp_path / name).write_text(text)
+    with pytest.raises(ConfigError, match="twice") as raised:
+        load_config(tmp_path / name)
+    assert name in str(raised.value)
+
+
 # Parameters a component needs, or that are worth carrying through the round trip.
 _PARAMETERS = {
     ("fuser", "weighted_sum"): {"weights": [0.3, 0.7]},

@@ -59,6 +59,14 @@ def test_a_repeated_front_matter_key_is_refused(tmp_path: Path) -> None:
     assert "'acl'" in error.reason and "lines 2 and 4" in error.reason
 
 
+def test_a_repeated_sidecar_key_is_refused(tmp_path: Path) -> None:
+    """Planted fault: plain ``json.loads`` keeps the last ``acl``: the hr file became readable by ``all``."""
+    write(tmp_path, "pay.md", "Salaries.")
+    write(tmp_path, "pay.md.meta.json", '{"acl": ["hr"], "acl": ["all"]}')
+    error = only_error(tmp_path)
+    assert "pay.md.meta.json" in error.source and "'acl' is given twice" in error.reason
+
+
 def test_two_html_acl_tags_are_refused(tmp_path: Path) -> None:
     """Planted fault: the second ``<meta name="acl">`` replacing the first."""
     write(tmp_path, "pay.html", '<meta name="acl" content="hr"><meta name="acl" content="all"><p>Salaries.</p>')

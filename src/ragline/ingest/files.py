@@ -145,7 +145,13 @@ def split_front_matter(text: str, where: str) -> tuple[dict[str, Any], str]:
     return {str(k): _plain(v) for k, v in meta.items()}, text[closing.end() :]
 
 
-def bounded_yaml(text: str, where: str) -> Any:
+def bounded_yaml(
+    text: str,
+    where: str,
+    what: str = "front matter",
+    consequence: str = "not indexed until it is fixed",
+    first_line: int = 2,
+) -> Any:
     """``text`` as YAML (safe types), refusing what would cost unbounded memory or is ambiguous.
 
     A ``MetadataError`` when the YAML is invalid, nests deeper than the parser's recursion allows, has
@@ -153,25 +159,36 @@ def bounded_yaml(text: str, where: str) -> Any:
     or gives a key twice in one mapping (plain PyYAML keeps the last: a second ``acl`` would replace
     the first), or nests ``[``/``{`` deeper than ``MAX_FLOW_DEPTH`` (checked first: PyYAML's scanner
     takes time quadratic in that depth). The node graph is checked before any value is built, so a bomb
-    never expands.
+    never expands. ``what`` names the text in messages (a principals file, say) and ``consequence`` says what
+    happens until it is fixed; ``first_line`` is the file's line of the text's first line (front matter: 2, after the
+    opening ``---``).
     """
     if _flow_depth(text) > MAX_FLOW_DEPTH:
-        raise MetadataError(
-            where, f"front matter nests [ ] or {{ }} deeper than {MAX_FLOW_DEPTH} levels; not indexed until it is fixed"
-        )
+        raise MetadataError(where, f"{what} nests [ ] or {{ }} deeper than {MAX_FLOW_DEPTH} levels; {consequence}")
     loader = yaml.SafeLoader(text)
     try:
         node = loader.get_single_node()
         if node is None:
             return None
-        _check_nodes(node, where)
+        _check_nodes(node, where, what, consequence, first_line)
         return loader.construct_document(node)
     except yaml.YAMLError as error:
-        raise MetadataError(where, f"front matter is not valid YAML ({error}); not indexed until it is fixed") from None
+        raise MetadataError(where, f"{what} is not valid YAML ({error}); {consequence}") from None
     except RecursionError:
-        raise MetadataError(where, "front matter nests too deeply to parse; not indexed until it is fixed") from None
+        raise MetadataError(where, f"{what} nests too deeply to parse; {consequence}") from None
     finally:
         loader.dispose()
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads``' ``object_pairs_hook`` that refuses a key given twice in one object (plain ``json`` keeps
+    the last: a second ``acl`` would replace the first); the ``ValueError`` names the key."""
+    found: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in found:
+            raise ValueError(f"the key {key!r} is given twice in one object; keep one")
+        found[key] = value
+    return found
 
 
 def _flow_depth(text: str) -> int:
@@ -186,7 +203,7 @@ def _flow_depth(text: str) -> int:
     return deepest
 
 
-def _check_nodes(root: yaml.Node, where: str) -> None:
+def _check_nodes(root: yaml.Node, where: str, what: str, consequence: str, first_line: int) -> None:
     """Refuse repeated keys, self-referring aliases and alias expansion past ``MAX_ALIAS_NODES`` (iteratively)."""
     expanded: dict[int, int] = {}  # id(node) -> its node count with every alias expanded
     distinct: set[int] = set()
@@ -202,18 +219,18 @@ def _check_nodes(root: yaml.Node, where: str) -> None:
             if expanded[key] - len(distinct) > MAX_ALIAS_NODES:
                 raise MetadataError(
                     where,
-                    f"front matter YAML aliases expand to over {MAX_ALIAS_NODES:,} values (an alias bomb?); "
-                    "write the values out; not indexed until it is fixed",
+                    f"{what} YAML aliases expand to over {MAX_ALIAS_NODES:,} values (an alias bomb?); "
+                    f"write the values out; {consequence}",
                 )
             continue
         if key in expanded:
             continue
         if key in open_nodes:
-            raise MetadataError(where, "front matter has a YAML alias that refers to itself; not indexed until fixed")
+            raise MetadataError(where, f"{what} has a YAML alias that refers to itself; {consequence}")
         open_nodes.add(key)
         distinct.add(key)
         if isinstance(node, yaml.MappingNode):
-            _check_keys(node, where)
+            _check_keys(node, where, what, consequence, first_line)
         stack.append((node, True))
         stack.extend((child, False) for child in children)
 
@@ -224,18 +241,17 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
     return list(node.value) if isinstance(node, yaml.SequenceNode) else []
 
 
-def _check_keys(node: yaml.MappingNode, where: str) -> None:
+def _check_keys(node: yaml.MappingNode, where: str, what: str, consequence: str, first_line: int) -> None:
     seen: dict[tuple[str, str], int] = {}
     for key_node, _ in node.value:
         if not isinstance(key_node, yaml.ScalarNode):
             continue
-        line = key_node.start_mark.line + 2  # 1-based, after the opening '---' line
+        line = key_node.start_mark.line + first_line
         first = seen.setdefault((key_node.tag, key_node.value), line)
         if first != line:
             raise MetadataError(
                 where,
-                f"front matter gives the key {key_node.value!r} twice (lines {first} and {line}); "
-                "keep one; not indexed until it is fixed",
+                f"{what} gives the key {key_node.value!r} twice (lines {first} and {line}); keep one; {consequence}",
             )
 
 
@@ -301,8 +317,8 @@ def sidecar_metadata(path: Path) -> dict[str, Any]:
     if not sidecar.is_file():
         return {}
     try:
-        meta = json.loads(sidecar.read_text("utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        meta = json.loads(sidecar.read_text("utf-8"), object_pairs_hook=unique_keys)
+    except (OSError, UnicodeDecodeError, ValueError) as error:  # ValueError: JSONDecodeError, a repeated key
         raise MetadataError(
             str(sidecar), f"cannot read sidecar metadata ({error}); {path.name} is not indexed until it is fixed"
         ) from None
