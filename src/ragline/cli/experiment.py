@@ -82,6 +82,7 @@ LAB_EXPERIMENTS = {
     "knowledge-update": ("knowledge_update", False),
     "small-to-big": ("small_to_big", True),
     "reader-ablations": ("reader_ablations", False),
+    "reflection": ("reflection", False),
 }
 
 
@@ -121,6 +122,14 @@ def _run_lab(args: argparse.Namespace, module: Any) -> dict[str, Any]:
             raise ConfigError("reader-ablations needs --dataset DIR: questions with their own passages "
                               "(e.g. ../shared/bench/squad_v2_dev_subset)")  # fmt: skip
         return module.run(args.dataset, args.span_model or [], args.limit or module.DEFAULT_LIMIT)
+    if args.name == "reflection":
+        from ragline.corpora.orrin import DEFAULT_SEED
+        from ragline.reflect.worlds import orrin_world
+
+        world = orrin_world(args.seed if args.seed is not None else DEFAULT_SEED)
+        per_type = args.questions or module.DEFAULT_PER_TYPE
+        log = lambda m: stderr.print(m, highlight=False, markup=False)  # noqa: E731
+        return module.run(world, llm=_llm(args), per_type=per_type, seed=args.sample_seed, log=log)
     if args.name == "knowledge-update":
         return module.run(llm=_llm(args), llm_questions=min(args.closed_book, 40))
     if args.name == "dense-transfer":
@@ -226,7 +235,9 @@ def add_parser(sub: Any) -> None:
         "oracle vs RAG at k 1 and 5, and the k sweep. knowledge-update: edit a document, then a conflicting one. "
         "small-to-big: small chunks read as they are, with a sentence window or as their section, vs plain chunks, "
         "at equal budgets: gold chunk at 1 and read vs share of the evidence in the context. reader-ablations: "
-        "the span reader with/without no-answer training, window size, span length limit, passages k.",
+        "the span reader with/without no-answer training, window size, span length limit, passages k. reflection: "
+        "always-retrieve vs Self-RAG vs CRAG vs routed vs the agent on a stratified sample (--questions per type, "
+        "--sample-seed) and every closed-book question: outcomes, retrievals, model calls, seconds, paired tests.",
     )
     p.add_argument("name", choices=("chunking", "lost-in-the-middle", *LAB_EXPERIMENTS))
     p.add_argument(
@@ -276,8 +287,12 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--embedder", default="minilm", help="embedding model (minilm)")
     g = p.add_argument_group("lost-in-the-middle (--chunker: the first one, default fixed:size=100,overlap=30)")
     g.add_argument("--k", type=positive_int, default=5, help="sources per context: 1 gold + k-1 distractors (5)")
-    g.add_argument("--questions", type=int, help="LLM sample size, stratified by type (default 9; 0 = all)")
-    g.add_argument("--sample-seed", type=int, default=0, help="seed of the question sample (0)")
+    g.add_argument(
+        "--questions",
+        type=int,
+        help="LLM sample size, stratified by type (default 9; 0 = all); reflection: questions per type (6)",
+    )
+    g.add_argument("--sample-seed", type=int, default=0, help="seed of the question sample (0; reflection too)")
     g.add_argument(
         "--llm",
         default="llm:model=local:qwen2.5-coder-0.5b,max_tokens=64",

@@ -133,7 +133,7 @@ def train(worlds: list[World]) -> tuple[dict[str, LogisticCritic], dict[str, Any
         held_rows, held_labels, baseline, of_world = data["held"][name]
         y = [int(label == "yes") for label in held_labels]
         scores = list(critics[name].probability(held_rows))
-        entry = {"train": dict(Counter(data["train"][name][1])), "held_out": dict(Counter(held_labels)),
+        entry: dict[str, Any] = {"train": dict(Counter(data["train"][name][1])), "held_out": dict(Counter(held_labels)),
                  "auc": auc(scores, y)}  # fmt: skip
         if baseline:
             entry["lexical_auc"] = auc(list(baseline), y)
