@@ -107,7 +107,7 @@ def test_self_rag_answers_a_multi_hop_question_segment_by_segment(world) -> None
 
 def test_crag_refines_a_good_retrieval_and_abstains_when_nothing_passes(world) -> None:
     """Planted fault checked: skipping the rewritten wider search outside the correct band (one retrieval)."""
-    reader = build("reader", {"name": "crag"}, index=world.index)
+    reader = build("reader", {"name": "crag", "strip_threshold": 0.3}, index=world.index)
     literal = question(world, "literal-001")
     answer, context = reader.answer(literal.text, user_filter(literal))
     info = answer.details["crag"]

@@ -49,8 +49,12 @@ def stratified(questions: Sequence[Question], per_type: int, seed: int = 0) -> l
     return [q for q in questions if q.id in keep]
 
 
-def arms(world: World, llm: Any = None, names: Sequence[str] = ARMS) -> dict[str, Callable[[Question], Any]]:
-    """Each arm as a function of a question: ``(answer, context, cost)``."""
+def arms(
+    world: World, llm: Any = None, names: Sequence[str] = ARMS, settings: dict[str, dict[str, Any]] | None = None
+) -> dict[str, Callable[[Question], Any]]:
+    """Each arm as a function of a question: ``(answer, context, cost)``; ``settings``: reader keys per arm
+    (``{"self-rag": {"min_score": 0.8}}``) over the arm's own."""
+    settings = settings or {}
     from ragline.answer.context import build_context
     from ragline.components import build
     from ragline.reflect.base import agent_cost
@@ -69,7 +73,7 @@ def arms(world: World, llm: Any = None, names: Sequence[str] = ARMS) -> dict[str
     def reflective(name: str, spec: dict[str, Any]) -> Callable[[Question], Any]:
         def run(q: Question) -> Any:
             if name not in built:
-                built[name] = build("reader", spec, index=world.index, llm=llm)
+                built[name] = build("reader", {**spec, **settings.get(name, {})}, index=world.index, llm=llm)
             answer, context = built[name].answer(q.text, user_filter(q))
             cost = answer.details.get("cost") or agent_cost(answer)
             return answer, context, cost
@@ -98,6 +102,7 @@ def run(
     seed: int = 0,
     names: Sequence[str] = ARMS,
     log: Callable[[str], None] | None = None,
+    settings: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Every arm on the sample of ``world`` (see the module's docstring)."""
     from ragline.eval.answers import grade_question
@@ -105,7 +110,7 @@ def run(
 
     sample = stratified(world.questions, per_type, seed)
     results: dict[str, Any] = {}
-    for name, answer_with in arms(world, llm, names).items():
+    for name, answer_with in arms(world, llm, names, settings).items():
         per_question: dict[str, dict[str, Any]] = {}
         started = time.perf_counter()
         for q in sample:
@@ -133,7 +138,7 @@ def run(
                 paired[f"{name} vs {base}"] = dict(compare(a, b))
     return {"experiment": "reflection", "world": world.name, "per_type": per_type, "seed": seed,
             "questions": len(sample), "types": dict(Counter(q.type for q in sample)), "arms": results,
-            "paired": paired}  # fmt: skip
+            "paired": paired, "settings": settings or {}}  # fmt: skip
 
 
 def _summary(questions: dict[str, dict[str, Any]], part: str) -> dict[str, Any]:
