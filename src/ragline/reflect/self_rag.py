@@ -18,7 +18,8 @@ Drafts are read one passage at a time (Self-RAG's parallel segments, one segment
 draft's score is ``w_rel * ISREL + w_sup * ISSUP + w_use * ISUSE``; below ``min_score``, or when every draft
 abstains, the reader abstains. Weights and thresholds were chosen on the Orrin training world
 (``benchmarks/reflection_sweep.py``; BENCHMARKS.md "Reflection"): ``w_use`` 0.5 beat 0 by one answer, ``min_score``
-changed nothing from 0.3 to 0.8, and a ``retrieve_threshold`` of 0.3 answered one question more than 0.5. ``details["self_rag"]`` lists each draft with its critiques.
+changed nothing from 0.3 to 0.8, and a ``retrieve_threshold`` of 0.3 answered one question more than 0.5.
+``details["self_rag"]`` lists each draft with its critiques.
 """
 
 from __future__ import annotations
