@@ -4,6 +4,7 @@ with the closed-book questions (``ragline.corpora.closed_book``) asked of it too
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +19,7 @@ class World:
     name: str
     index: Index
     questions: list[Question]
+    reindex: Callable[[Any], Index] | None = None  # the same documents under another IngestConfig
 
 
 def orrin_world(seed: int) -> World:
@@ -26,7 +28,8 @@ def orrin_world(seed: int) -> World:
     from ragline.corpora.closed_book import orrin_closed_book
 
     index, corpus = orrin_index(BM25_ONLY, seed=seed)
-    return World(corpus.name, index, [*corpus.questions, *orrin_closed_book(seed)])
+    reindex = lambda ingest: orrin_index(BM25_ONLY, ingest, seed)[0]  # noqa: E731
+    return World(corpus.name, index, [*corpus.questions, *orrin_closed_book(seed)], reindex)
 
 
 def countries_world(seed: int) -> World:
@@ -38,7 +41,8 @@ def countries_world(seed: int) -> World:
 
     corpus = build_countries(seed)
     index = build_index(corpus.documents, DEFAULT_INGEST, BM25_ONLY)
-    return World(corpus.name, index, [*corpus.questions, *countries_closed_book(seed)])
+    reindex = lambda ingest: build_index(corpus.documents, ingest, BM25_ONLY)  # noqa: E731
+    return World(corpus.name, index, [*corpus.questions, *countries_closed_book(seed)], reindex)
 
 
 def held_out(world: str, question: Question, share: int = 3) -> bool:

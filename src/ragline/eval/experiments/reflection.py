@@ -9,7 +9,10 @@ BM25 index, with the extractive reader wherever passages are read:
 * ``self-rag``: ``ragline.reflect.self_rag`` (per segment);
 * ``crag``: ``ragline.reflect.crag`` (per segment), the wider search BM25 over 10 passages;
 * ``routed``: ``ragline.reflect.router``, the agent as its multi-hop route;
-* ``agent``: the agent of ``pipelines/agent.toml`` on BM25 (the most expensive path).
+* ``agent``: the agent of ``pipelines/agent.toml`` on BM25 (the most expensive path);
+* ``agent (own chunks)``: the same agent over the world indexed as ``pipelines/agent.toml`` chunks it (100-word
+  windows with a breadcrumb), where it was tuned: on the shared sentence-pack chunks its first hop often grades
+  below its threshold and the interleaved hop's passages, read first, crowd out the answer.
 
 Closed-book routes answer arithmetic with the calculator and anything else with the LLM (cached).
 Reported per arm: correct / wrong / abstained (all questions, closed-book ones, the rest), retrievals,
@@ -32,7 +35,7 @@ from ragline.corpora.base import Question
 from ragline.corpora.closed_book import CLOSED_BOOK
 from ragline.reflect.worlds import World, user_filter
 
-ARMS = ("always-retrieve", "self-rag", "crag", "routed", "agent")
+ARMS = ("always-retrieve", "self-rag", "crag", "routed", "agent", "agent (own chunks)")
 DEFAULT_PER_TYPE = 6
 K = 5
 
@@ -66,14 +69,22 @@ def arms(
     common = {"retriever": "bm25", "k": K, "reader": "extractive"}
     built: dict[str, Any] = {}
 
+    def own_chunks() -> Any:
+        from ragline.config import load_config
+        from ragline.ingest.pipeline import IngestConfig
+
+        ingest = load_config("agent").ingest
+        assert world.reindex is not None, "the agent's own chunks need a world that can be indexed again"
+        return world.reindex(IngestConfig(ingest.chunker, ingest.context))
+
     def always(q: Question) -> Any:
         context = build_context(retriever.search(q.text, K, user_filter(q)))
         return extractive.read(q.text, context), context, {"retrievals": 1, "model_calls": 0}
 
-    def reflective(name: str, spec: dict[str, Any]) -> Callable[[Question], Any]:
+    def reflective(name: str, spec: dict[str, Any], index: Callable[[], Any] = lambda: world.index) -> Any:
         def run(q: Question) -> Any:
             if name not in built:
-                built[name] = build("reader", {**spec, **settings.get(name, {})}, index=world.index, llm=llm)
+                built[name] = build("reader", {**spec, **settings.get(name, {})}, index=index(), llm=llm)
             answer, context = built[name].answer(q.text, user_filter(q))
             cost = answer.details.get("cost") or agent_cost(answer)
             return answer, context, cost
@@ -86,6 +97,7 @@ def arms(
         "crag": reflective("crag", {"name": "crag", "segments": True, "fallback": "bm25", "fallback_k": 10, **common}),
         "routed": reflective("routed", {"name": "routed", "agent": agent_spec(), **common}),
         "agent": reflective("agent", agent_spec()),
+        "agent (own chunks)": reflective("agent (own chunks)", agent_spec(), own_chunks),
     }
     return {name: table[name] for name in names}
 
@@ -128,12 +140,12 @@ def run(
     for result in results.values():
         result["summary"] = {part: _summary(result["questions"], part) for part in ("all", CLOSED_BOOK, "retrieval")}
     paired: dict[str, dict[str, Any]] = {}
-    for base in ("always-retrieve", "agent"):
+    for base in ("always-retrieve", "agent", "agent (own chunks)"):
         if base not in results:
             continue
         a = {qid: float(r["outcome"] == "correct") for qid, r in results[base]["questions"].items()}
         for name in results:
-            if name != base:
+            if name != base and (base == "always-retrieve" or name in ("self-rag", "crag", "routed")):
                 b = {qid: float(r["outcome"] == "correct") for qid, r in results[name]["questions"].items()}
                 paired[f"{name} vs {base}"] = dict(compare(a, b))
     return {"experiment": "reflection", "world": world.name, "per_type": per_type, "seed": seed,
@@ -154,8 +166,10 @@ def _summary(questions: dict[str, dict[str, Any]], part: str) -> dict[str, Any]:
 def tables(payload: dict[str, Any]) -> list[Table]:
     out = []
     for part, label in (("all", "all questions"), (CLOSED_BOOK, "closed-book questions"), ("retrieval", "the rest")):
-        table = Table(title=f"Reflection on {payload['world']}, {label} (sample: {payload['per_type']} per type, "
-                      f"seed {payload['seed']}): outcomes and cost per question")  # fmt: skip
+        per_type = payload["per_type"]
+        sample = "every question" if per_type >= max(payload["types"].values()) else f"{per_type} per type"
+        table = Table(title=f"Reflection on {payload['world']}, {label} ({sample}, seed {payload['seed']}): "
+                      "outcomes and cost per question")  # fmt: skip
         for column in ("arm", "n", "correct", "wrong", "abstained", "retrievals", "model calls", "seconds"):
             table.add_column(column, justify="left" if column == "arm" else "right")
         for name, result in payload["arms"].items():
