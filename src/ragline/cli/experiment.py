@@ -123,10 +123,13 @@ def _run_lab(args: argparse.Namespace, module: Any) -> dict[str, Any]:
                               "(e.g. ../shared/bench/squad_v2_dev_subset)")  # fmt: skip
         return module.run(args.dataset, args.span_model or [], args.limit or module.DEFAULT_LIMIT)
     if args.name == "reflection":
-        from ragline.corpora.orrin import DEFAULT_SEED
-        from ragline.reflect.worlds import orrin_world
+        from ragline.corpora import countries, orrin
+        from ragline.reflect.worlds import countries_world, orrin_world
 
-        world = orrin_world(args.seed if args.seed is not None else DEFAULT_SEED)
+        if args.world == "countries":
+            world = countries_world(args.seed if args.seed is not None else countries.DEFAULT_SEED)
+        else:
+            world = orrin_world(args.seed if args.seed is not None else orrin.DEFAULT_SEED)
         per_type = args.questions or module.DEFAULT_PER_TYPE
         log = lambda m: stderr.print(m, highlight=False, markup=False)  # noqa: E731
         return module.run(world, llm=_llm(args), per_type=per_type, seed=args.sample_seed, log=log)
@@ -284,6 +287,12 @@ def add_parser(sub: Any) -> None:
         help=component_help("retriever", "retriever spec, repeatable (default: bm25, dense, hybrid)"),
     )
     p.add_argument("--seed", type=int, help="corpus seed (default: the evaluation world)")
+    p.add_argument(
+        "--world",
+        choices=("orrin", "countries"),
+        default="orrin",
+        help="reflection: the built-in world, with its closed-book questions (orrin)",
+    )
     p.add_argument("--embedder", default="minilm", help="embedding model (minilm)")
     g = p.add_argument_group("lost-in-the-middle (--chunker: the first one, default fixed:size=100,overlap=30)")
     g.add_argument("--k", type=positive_int, default=5, help="sources per context: 1 gold + k-1 distractors (5)")
