@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from llm_fakes import FakeLLM
 
+from llm_fakes import FakeLLM
 from ragline.corpora.closed_book import CLOSED_BOOK
 from ragline.corpora.orrin import DEFAULT_SEED
 from ragline.eval.experiments import reflection
