@@ -144,3 +144,12 @@ def test_router_sends_each_kind_of_question_down_its_route(world) -> None:
         answer, _ = reader.answer(q.text, user_filter(q))
         routes[q.type] = answer.details["route"]["route"]
     assert routes == {CLOSED_BOOK: "none", "multihop": "agent", "literal": "single"}
+
+
+def test_an_unknown_reader_setting_is_a_config_error_naming_the_accepted_ones(world) -> None:
+    """Planted fault checked: passing the settings through unchecked raises a TypeError instead."""
+    from ragline.errors import ConfigError
+
+    for name in ("self-rag", "crag", "routed"):
+        with pytest.raises(ConfigError, match="unknown setting.*typo.*it takes.*retriever"):
+            build("reader", {"name": name, "typo": 1}, index=world.index)

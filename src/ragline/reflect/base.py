@@ -15,6 +15,7 @@ Every answer records its cost in ``details["cost"]``: retrievals, model calls, s
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -134,6 +135,22 @@ class RetrievingReader:
         return {"name": self.name, "retriever": self.retriever_spec, "k": self.k, "reader": self.reader_spec,
                 "model": self.model, "budget": self.budget, "critics": self.critics_path or "built-in",
                 "segments": self.segments}  # fmt: skip
+
+
+def build_checked(cls: Any, index: Any, llm: Any, settings: dict[str, Any]) -> Any:
+    """``cls(index, llm, **settings)``, an unknown setting a ``ConfigError`` that lists the accepted ones."""
+    accepted = {
+        p
+        for c in (cls, RetrievingReader)
+        for p in inspect.signature(c.__init__).parameters
+        if p not in ("self", "index", "llm", "common")
+    }
+    unknown = sorted(set(settings) - accepted)
+    if unknown:
+        raise ConfigError(
+            f"reader {cls.name!r}: unknown setting(s) {', '.join(unknown)}; it takes {', '.join(sorted(accepted))}"
+        )
+    return cls(index, llm, **settings)
 
 
 def abstain(name: str, reason: str, **details: Any) -> Answer:

@@ -32,7 +32,7 @@ from ragline.answer.context import Context, build_context, document_id
 from ragline.components import register
 from ragline.errors import ConfigError
 from ragline.index.filters import FilterLike
-from ragline.reflect.base import RetrievingReader, abstain
+from ragline.reflect.base import RetrievingReader, abstain, build_checked
 from ragline.retrieve.registry import build_retriever
 from ragline.text.sentences import sentence_texts
 from ragline.types import Answer, Hit
@@ -131,4 +131,4 @@ class CRAGReader(RetrievingReader):
 @register("reader", "crag")
 def crag_reader(index: Any = None, llm: Any = None, **settings: Any) -> CRAGReader:
     """CRAG: a trained evaluator bands the retrieval; refine strips, or rewrite and search wider, or abstain."""
-    return CRAGReader(index, llm, **settings)
+    return build_checked(CRAGReader, index, llm, settings)

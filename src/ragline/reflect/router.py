@@ -18,7 +18,7 @@ from typing import Any
 from ragline.answer.context import Context, build_context
 from ragline.components import build, register
 from ragline.index.filters import FilterLike
-from ragline.reflect.base import RetrievingReader, agent_cost
+from ragline.reflect.base import RetrievingReader, agent_cost, build_checked
 from ragline.types import Answer
 
 ROUTES = ("none", "single", "agent")
@@ -63,4 +63,4 @@ class RoutedReader(RetrievingReader):
 @register("reader", "routed")
 def routed_reader(index: Any = None, llm: Any = None, **settings: Any) -> RoutedReader:
     """Router: a critic trained on outcomes sends a question to no retrieval, one retrieval or the agent."""
-    return RoutedReader(index, llm, **settings)
+    return build_checked(RoutedReader, index, llm, settings)

@@ -30,7 +30,7 @@ from ragline.answer.context import Context, build_context
 from ragline.components import register
 from ragline.errors import ConfigError
 from ragline.index.filters import FilterLike
-from ragline.reflect.base import RetrievingReader, abstain
+from ragline.reflect.base import RetrievingReader, abstain, build_checked
 from ragline.types import Answer
 
 
@@ -99,4 +99,4 @@ class SelfRAGReader(RetrievingReader):
 @register("reader", "self-rag")
 def self_rag_reader(index: Any = None, llm: Any = None, **settings: Any) -> SelfRAGReader:
     """Self-RAG: a trained critic decides whether to retrieve; drafts per passage ranked by ISREL/ISSUP/ISUSE."""
-    return SelfRAGReader(index, llm, **settings)
+    return build_checked(SelfRAGReader, index, llm, settings)
