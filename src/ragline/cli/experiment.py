@@ -130,9 +130,10 @@ def _run_lab(args: argparse.Namespace, module: Any) -> dict[str, Any]:
             world = countries_world(args.seed if args.seed is not None else countries.DEFAULT_SEED)
         else:
             world = orrin_world(args.seed if args.seed is not None else orrin.DEFAULT_SEED)
-        per_type = args.questions or module.DEFAULT_PER_TYPE
+        per_type = module.DEFAULT_PER_TYPE if args.questions is None else args.questions  # 0: closed-book only
+        arms = tuple(args.arm or module.ARMS)
         log = lambda m: stderr.print(m, highlight=False, markup=False)  # noqa: E731
-        return module.run(world, llm=_llm(args), per_type=per_type, seed=args.sample_seed, log=log)
+        return module.run(world, llm=_llm(args), per_type=per_type, seed=args.sample_seed, log=log, names=arms)
     if args.name == "knowledge-update":
         return module.run(llm=_llm(args), llm_questions=min(args.closed_book, 40))
     if args.name == "dense-transfer":
@@ -293,13 +294,28 @@ def add_parser(sub: Any) -> None:
         default="orrin",
         help="reflection: the built-in world, with its closed-book questions (orrin)",
     )
+    p.add_argument(
+        "--arm",
+        action="append",
+        choices=(
+            "always-retrieve",
+            "always-retrieve (llm)",
+            "self-rag",
+            "crag",
+            "routed",
+            "agent",
+            "agent (own chunks)",
+        ),
+        help="reflection: an arm to run, repeatable (default: all but always-retrieve (llm), which reads with --llm)",
+    )
     p.add_argument("--embedder", default="minilm", help="embedding model (minilm)")
     g = p.add_argument_group("lost-in-the-middle (--chunker: the first one, default fixed:size=100,overlap=30)")
     g.add_argument("--k", type=positive_int, default=5, help="sources per context: 1 gold + k-1 distractors (5)")
     g.add_argument(
         "--questions",
         type=int,
-        help="LLM sample size, stratified by type (default 9; 0 = all); reflection: questions per type (6)",
+        help="LLM sample size, stratified by type (default 9; 0 = all); "
+        "reflection: questions per type (6; 0: closed-book only)",
     )
     g.add_argument("--sample-seed", type=int, default=0, help="seed of the question sample (0; reflection too)")
     g.add_argument(

@@ -6,6 +6,8 @@ general knowledge, definitions, none of it in the corpus), as each question's us
 BM25 index, with the extractive reader wherever passages are read:
 
 * ``always-retrieve``: one BM25 retrieval of 5 passages, read;
+* ``always-retrieve (llm)`` (only when named): the same passages read by the LLM reader (the default pipeline's
+  reader, answering from numbered sources), to see whether a model reading the corpus answers what it knows;
 * ``self-rag``: ``ragline.reflect.self_rag`` (per segment);
 * ``crag``: ``ragline.reflect.crag`` (per segment), the wider search BM25 over 10 passages;
 * ``routed``: ``ragline.reflect.router``, the agent as its multi-hop route;
@@ -18,7 +20,7 @@ Closed-book routes answer arithmetic with the calculator and anything else with 
 Reported per arm: correct / wrong / abstained (all questions, closed-book ones, the rest), retrievals,
 model calls and seconds per question, and paired tests on correctness against always-retrieve and
 against the agent (``ragline.eval.stats.compare``). An extractive answer is graded by exact match, a
-closed-book LLM reply by containment (``eval.answers.answer_matches``).
+LLM reply by containment (``eval.answers.answer_matches``).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from ragline.corpora.closed_book import CLOSED_BOOK
 from ragline.reflect.worlds import World, user_filter
 
 ARMS = ("always-retrieve", "self-rag", "crag", "routed", "agent", "agent (own chunks)")
+LLM_ARM = "always-retrieve (llm)"
 DEFAULT_PER_TYPE = 6
 K = 5
 
@@ -81,6 +84,14 @@ def arms(
         context = build_context(retriever.search(q.text, K, user_filter(q)))
         return extractive.read(q.text, context), context, {"retrievals": 1, "model_calls": 0}
 
+    def always_llm(q: Question) -> Any:
+        if LLM_ARM not in built:
+            built[LLM_ARM] = build("reader", {"name": "llm", "max_tokens": 64, **settings.get(LLM_ARM, {})}, llm=llm)
+        context = build_context(retriever.search(q.text, K, user_filter(q)))
+        answer = built[LLM_ARM].read(q.text, context)
+        answer.details["graded_by"] = "contains"
+        return answer, context, {"retrievals": 1, "model_calls": 1}
+
     def reflective(name: str, spec: dict[str, Any], index: Callable[[], Any] = lambda: world.index) -> Any:
         def run(q: Question) -> Any:
             if name not in built:
@@ -93,6 +104,7 @@ def arms(
 
     table = {
         "always-retrieve": always,
+        LLM_ARM: always_llm,
         "self-rag": reflective("self-rag", {"name": "self-rag", "segments": True, **common}),
         "crag": reflective("crag", {"name": "crag", "segments": True, "fallback": "bm25", "fallback_k": 10, **common}),
         "routed": reflective("routed", {"name": "routed", "agent": agent_spec(), **common}),
@@ -103,7 +115,9 @@ def arms(
 
 
 def _match(answer: Any) -> str:
-    """An LLM's closed-book reply is graded by containment, a span or the calculator's value exactly."""
+    """An LLM's reply is graded by containment, a span or the calculator's value exactly."""
+    if answer.details.get("graded_by") == "contains":
+        return "contains"
     return "contains" if answer.details.get("closed_book") not in (None, "calculator") else "em"
 
 
@@ -145,7 +159,7 @@ def run(
             continue
         a = {qid: float(r["outcome"] == "correct") for qid, r in results[base]["questions"].items()}
         for name in results:
-            if name != base and (base == "always-retrieve" or name in ("self-rag", "crag", "routed")):
+            if name != base and (base == "always-retrieve" or name in ("self-rag", "crag", "routed", LLM_ARM)):
                 b = {qid: float(r["outcome"] == "correct") for qid, r in results[name]["questions"].items()}
                 paired[f"{name} vs {base}"] = dict(compare(a, b))
     return {"experiment": "reflection", "world": world.name, "per_type": per_type, "seed": seed,
