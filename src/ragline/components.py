@@ -37,13 +37,19 @@ ROLES: dict[str, tuple[str, tuple[str, ...]]] = {
     "query_transform": ("turns a query into weighted queries", ("ragline.retrieve",)),
     "reranker": ("reorders a first stage's hits", ("ragline.retrieve",)),
     "expander": ("maps small chunks to the larger text around them", ("ragline.retrieve",)),
-    "reader": ("answers a question from a context, with citations", ("ragline.answer.pipeline", "ragline.agent")),
+    "reader": (
+        "answers a question from a context, with citations",
+        ("ragline.answer.pipeline", "ragline.agent", "ragline.reflect"),
+    ),
     "chunker": ("cuts a document into chunks", ("ragline.ingest.chunkers", "ragline.ingest.sentence_pack")),
     "contextualizer": (
         "adds context to chunks before indexing",
         ("ragline.ingest.context", "ragline.ingest.llm_context"),
     ),
-    "grader": ("scores how well hits answer a (sub-)question", ("ragline.retrieve", "ragline.agent")),
+    "grader": (
+        "scores how well hits answer a (sub-)question",
+        ("ragline.retrieve", "ragline.agent", "ragline.reflect"),
+    ),
     "guard": ("flags or drops instruction-like text in retrieved hits before the reader", ("ragline.guard",)),
     "compressor": (
         "keeps the sentences of each hit that best answer the question, within a token budget",

@@ -82,6 +82,7 @@ LAB_EXPERIMENTS = {
     "knowledge-update": ("knowledge_update", False),
     "small-to-big": ("small_to_big", True),
     "reader-ablations": ("reader_ablations", False),
+    "reflection": ("reflection", False),
 }
 
 
@@ -121,6 +122,18 @@ def _run_lab(args: argparse.Namespace, module: Any) -> dict[str, Any]:
             raise ConfigError("reader-ablations needs --dataset DIR: questions with their own passages "
                               "(e.g. ../shared/bench/squad_v2_dev_subset)")  # fmt: skip
         return module.run(args.dataset, args.span_model or [], args.limit or module.DEFAULT_LIMIT)
+    if args.name == "reflection":
+        from ragline.corpora import countries, orrin
+        from ragline.reflect.worlds import countries_world, orrin_world
+
+        if args.world == "countries":
+            world = countries_world(args.seed if args.seed is not None else countries.DEFAULT_SEED)
+        else:
+            world = orrin_world(args.seed if args.seed is not None else orrin.DEFAULT_SEED)
+        per_type = module.DEFAULT_PER_TYPE if args.questions is None else args.questions  # 0: closed-book only
+        arms = tuple(args.arm or module.ARMS)
+        log = lambda m: stderr.print(m, highlight=False, markup=False)  # noqa: E731
+        return module.run(world, llm=_llm(args), per_type=per_type, seed=args.sample_seed, log=log, names=arms)
     if args.name == "knowledge-update":
         return module.run(llm=_llm(args), llm_questions=min(args.closed_book, 40))
     if args.name == "dense-transfer":
@@ -226,7 +239,9 @@ def add_parser(sub: Any) -> None:
         "oracle vs RAG at k 1 and 5, and the k sweep. knowledge-update: edit a document, then a conflicting one. "
         "small-to-big: small chunks read as they are, with a sentence window or as their section, vs plain chunks, "
         "at equal budgets: gold chunk at 1 and read vs share of the evidence in the context. reader-ablations: "
-        "the span reader with/without no-answer training, window size, span length limit, passages k.",
+        "the span reader with/without no-answer training, window size, span length limit, passages k. reflection: "
+        "always-retrieve vs Self-RAG vs CRAG vs routed vs the agent on a stratified sample (--questions per type, "
+        "--sample-seed) and every closed-book question: outcomes, retrievals, model calls, seconds, paired tests.",
     )
     p.add_argument("name", choices=("chunking", "lost-in-the-middle", *LAB_EXPERIMENTS))
     p.add_argument(
@@ -273,11 +288,36 @@ def add_parser(sub: Any) -> None:
         help=component_help("retriever", "retriever spec, repeatable (default: bm25, dense, hybrid)"),
     )
     p.add_argument("--seed", type=int, help="corpus seed (default: the evaluation world)")
+    p.add_argument(
+        "--world",
+        choices=("orrin", "countries"),
+        default="orrin",
+        help="reflection: the built-in world, with its closed-book questions (orrin)",
+    )
+    p.add_argument(
+        "--arm",
+        action="append",
+        choices=(
+            "always-retrieve",
+            "always-retrieve (llm)",
+            "self-rag",
+            "crag",
+            "routed",
+            "agent",
+            "agent (own chunks)",
+        ),
+        help="reflection: an arm to run, repeatable (default: all but always-retrieve (llm), which reads with --llm)",
+    )
     p.add_argument("--embedder", default="minilm", help="embedding model (minilm)")
     g = p.add_argument_group("lost-in-the-middle (--chunker: the first one, default fixed:size=100,overlap=30)")
     g.add_argument("--k", type=positive_int, default=5, help="sources per context: 1 gold + k-1 distractors (5)")
-    g.add_argument("--questions", type=int, help="LLM sample size, stratified by type (default 9; 0 = all)")
-    g.add_argument("--sample-seed", type=int, default=0, help="seed of the question sample (0)")
+    g.add_argument(
+        "--questions",
+        type=int,
+        help="LLM sample size, stratified by type (default 9; 0 = all); "
+        "reflection: questions per type (6; 0: closed-book only)",
+    )
+    g.add_argument("--sample-seed", type=int, default=0, help="seed of the question sample (0; reflection too)")
     g.add_argument(
         "--llm",
         default="llm:model=local:qwen2.5-coder-0.5b,max_tokens=64",
