@@ -8,22 +8,28 @@ from typing import Any
 
 from rich.text import Text
 
-from ragline.cli.common import add_config_flag, index_location, query_config
+from ragline.cli.common import add_config_flag, add_store_flag, index_location, opened_store, query_config
 from ragline.errors import ConfigError
 from ragline.progress import stderr
 
 
 def served_engine(args: argparse.Namespace, verb: str, freshness: bool = True) -> Any:
-    """The engine a server runs: the index rule of `ask` (else the built-in demo index), the pipeline config.
+    """The engine a server runs: ``--store``, else the index rule of `ask` (else the built-in demo index), and
+    the pipeline config.
 
-    ``freshness`` installs the check that lists files changed on disk since the last sync.
+    ``freshness`` installs the check that lists files changed on disk since the last sync (the embedded
+    index's: another store records no source files).
     """
     from ragline.freshness import stale_files
     from ragline.index import Index
     from ragline.server.engine import Engine
 
+    store = opened_store(args)
     location = index_location(args)
-    if location is not None:
+    if store is not None:
+        index, builtin = store[0], False
+        stderr.print(Text(f"{verb} {store[1]}", style="dim"))
+    elif location is not None:
         index, builtin = Index.open(location), False
     else:
         from ragline.corpora.builtin import orrin_index
@@ -38,7 +44,7 @@ def served_engine(args: argparse.Namespace, verb: str, freshness: bool = True) -
             )
         )
     config = query_config(args, index)
-    checker = stale_files if freshness and not builtin else None
+    checker = stale_files if freshness and not builtin and isinstance(index, Index) else None
     return Engine(index, config, builtin=builtin, stale_files=checker)
 
 
@@ -103,6 +109,7 @@ def add_parser(sub: Any) -> None:
         "$RAGLINE_INDEX, else ./ragline-index, else the built-in Orrin Grid demo index.",
     )
     p.add_argument("--index", help="index directory (default: $RAGLINE_INDEX, else ./ragline-index)")
+    add_store_flag(p, "serve")
     p.add_argument("--keys", metavar="FILE", help="API keys file from `ragline keys add` (required)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port (8000)")
