@@ -35,9 +35,13 @@ def for_store(spec: str | Mapping[str, Any]) -> dict[str, Any]:
     """The retriever spec that ranks like ``spec`` through a store's own searches (see the module docstring)."""
     name, params = spec_of(spec)
     mapped = STORE_RETRIEVERS.get(name, name)
+    if mapped != name and params:  # the embedded retriever's parameters mean nothing to the store's searches
+        raise ConfigError(
+            f"retriever {spec_of(spec)[0]!r} with {sorted(params)} ranks on the embedded index; a store scores "
+            f"with the settings stamped at its creation: write {name!r} without parameters"
+        )
     if getattr(component("retriever", mapped).factory, "store_native", False):
-        keep = {k: v for k, v in params.items() if mapped == "store-hybrid" and k in ("fusion", "k")}
-        return {"name": mapped, **(keep if mapped != name else params)}
+        return {"name": mapped, **params}
     raise ConfigError(
         f"retriever {name!r} reads the embedded index's segments; on this store use one of "
         f"{', '.join(sorted(set(STORE_RETRIEVERS) | set(STORE_RETRIEVERS.values())))}"
