@@ -16,7 +16,6 @@ moves (there is no manifest swap as in the embedded index).
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Collection as Keep
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
@@ -32,6 +31,14 @@ from ragline.index.segment import FIELD_TEXT
 from ragline.index.store import IndexSettings, SyncReport
 from ragline.retrieve.fusion import fuse, rank
 from ragline.store.milvus_filter import encode_metadata, to_milvus_expr
+from ragline.store.milvus_schema import (
+    MAX_ACL,
+    MAX_GROUP,
+    MAX_TEXT,
+    collection_schema,
+    import_pymilvus,
+    vector_index_params,
+)
 from ragline.store.uri import StoreURI, parse_store_uri
 from ragline.types import Document, document_id_of
 
@@ -39,36 +46,8 @@ FORMAT = 1
 SETTINGS_KEY, EMBEDDER_KEY, FORMAT_KEY = "ragline.settings", "ragline.embedder", "ragline.format"
 GENERATION_KEY, CREATED_KEY, COMMITTED_KEY = "ragline.generation", "ragline.created_at", "ragline.committed_at"
 VERSION_KEY = "ragline.version"
-MAX_TEXT = 65535  # bytes of a VARCHAR field
-MAX_ACL, MAX_GROUP = 1024, 512
 BATCH = 500
-ANALYZER = {"tokenizer": "standard", "filter": ["lowercase"]}  # Milvus's own; see docs/scale.md for the gap
 MAX_LIMIT = 16384  # Milvus's largest top k
-
-
-def _milvus() -> Any:
-    try:
-        import pymilvus
-    except ImportError:
-        raise ConfigError("the Milvus store needs pymilvus: pip install 'ragline[scale]' (make setup)") from None
-    logging.getLogger("pymilvus").setLevel(logging.CRITICAL)  # errors are raised, not logged twice
-    return pymilvus
-
-
-def vector_index_params(spec: str) -> tuple[str, dict[str, Any], dict[str, Any]]:
-    """(index type, build params, search params) of a ``vector_index`` spec: flat, or hnsw:m=..,ef_search=.."""
-    from ragline.specs import parse_spec
-
-    name, params = parse_spec(spec)
-    if name == "flat" and not params:
-        return "FLAT", {}, {}
-    if name == "hnsw":
-        unknown = set(params) - {"m", "ef_construction", "ef_search"}
-        if unknown:
-            raise ConfigError(f"--vector-index hnsw takes m, ef_construction, ef_search; not {sorted(unknown)}")
-        build = {"M": int(params.get("m", 32)), "efConstruction": int(params.get("ef_construction", 200))}
-        return "HNSW", build, {"ef": int(params.get("ef_search", 128))}
-    raise ConfigError(f"--vector-index {spec!r} has no Milvus equivalent; use flat or hnsw:m=M,ef_search=EF")
 
 
 class MilvusCollection:
@@ -87,7 +66,7 @@ class MilvusCollection:
     @classmethod
     def connect(cls, uri: StoreURI, settings: IndexSettings | None = None, create: bool = True) -> MilvusCollection:
         """Open ``uri``'s collection, checking its stamps against ``settings``; create it when missing."""
-        pymilvus = _milvus()
+        pymilvus = import_pymilvus()
         try:
             client = pymilvus.MilvusClient(uri=uri.server, token=uri.token, timeout=30)
         except Exception as error:
@@ -113,39 +92,9 @@ class MilvusCollection:
         return collection
 
     def _create(self) -> None:
-        pymilvus = _milvus()
-        DataType, settings = pymilvus.DataType, self.settings  # noqa: N806
-        if list(settings.fields) != ["body"]:
-            raise ConfigError(f"the Milvus store indexes one text field (body), not {list(settings.fields)}")
-        if settings.bm25.variant != "lucene":
-            raise ConfigError(
-                f"Milvus scores Lucene BM25 (k1, b); BM25 variant {settings.bm25.variant!r} is not offered"
-            )
-        schema = self.client.create_schema(auto_id=False, description="ragline collection")
-        schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=1024)
-        schema.add_field("doc", DataType.VARCHAR, max_length=1024)
-        schema.add_field("hash", DataType.VARCHAR, max_length=128)
-        schema.add_field("text", DataType.VARCHAR, max_length=MAX_TEXT, enable_analyzer=True, analyzer_params=ANALYZER)
-        schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
-        schema.add_field(
-            "acl", DataType.ARRAY, element_type=DataType.VARCHAR, max_capacity=MAX_ACL, max_length=MAX_GROUP
-        )
-        schema.add_field("meta", DataType.JSON)
-        schema.add_field("payload", DataType.VARCHAR, max_length=MAX_TEXT)
-        schema.add_function(
-            pymilvus.Function(
-                name="bm25", function_type=pymilvus.FunctionType.BM25,
-                input_field_names=["text"], output_field_names=["sparse"],
-            )
-        )  # fmt: skip
-        index_params = self.client.prepare_index_params()
-        bm25 = {"bm25_k1": settings.bm25.k1, "bm25_b": settings.bm25.b}
-        index_params.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25", params=bm25)
-        if settings.embedder:
-            dim = self.embedder.dim
-            schema.add_field("dense", DataType.FLOAT_VECTOR, dim=dim)
-            kind, build, _ = vector_index_params(settings.vector_index)
-            index_params.add_index("dense", index_type=kind, metric_type="COSINE", params=build)
+        settings = self.settings
+        dim = self.embedder.dim if settings.embedder else None
+        schema, index_params = collection_schema(self.client, settings, dim)
         self.client.create_collection(self.name, schema=schema, index_params=index_params)
         from ragline import __version__
 
@@ -436,7 +385,7 @@ class MilvusCollection:
             return rank(fuse("rrf", [sparse, dense], k=rrf_k), k)
         if fusion != "server":
             raise ConfigError(f"hybrid fusion is 'server' (Milvus's RRF) or 'rrf' (ragline's), not {fusion!r}")
-        pymilvus = _milvus()
+        pymilvus = import_pymilvus()
         expr = to_milvus_expr(filter) or ""
         vector = [float(x) for x in self.embedder.embed_queries([query])[0]]
         requests = [
