@@ -247,7 +247,8 @@ class CollectionContract:
     def test_exact_vector_search_is_cosine_ranking_with_the_filter_inside(self, store: StoreUnderTest) -> None:
         """Vectors given (no passage embedded); the store loads MiniLM for its dimension only.
 
-        Planted: a Milvus vector search that dropped its filter failed here."""
+        Planted: a Milvus vector search that dropped its filter failed here. The hybrid search is held to its
+        filter and to scores best first."""
         rng = np.random.default_rng(3)
         vectors = rng.normal(size=(60, 384)).astype(np.float32)
         docs = [Document(f"v{i}", f"text {i}", "", {"acl": ["even" if i % 2 == 0 else "odd"]}) for i in range(60)]
@@ -263,3 +264,6 @@ class CollectionContract:
                 got = collection.search_vector(query, 7, flt)
                 assert [i for i, _ in got] == [f"v{r}" for r in expected]
                 assert np.allclose([s for _, s in got], cosine[expected], atol=1e-4)
+            fused = collection.search_hybrid("text 5", 7, odd)  # BM25 and dense (a MiniLM query), filter inside
+            assert 0 < len(fused) <= 7 and {i for i, _ in fused} <= {f"v{r}" for r in range(1, 60, 2)}
+            assert [s for _, s in fused] == sorted((s for _, s in fused), reverse=True)
