@@ -55,6 +55,10 @@ ROLES: dict[str, tuple[str, tuple[str, ...]]] = {
         "keeps the sentences of each hit that best answer the question, within a token budget",
         ("ragline.answer.compress",),
     ),
+    "store": (
+        "holds a collection and searches it, opened by URI scheme (milvus://, file:// or a path)",
+        ("ragline.store",),
+    ),
 }
 
 
@@ -74,20 +78,27 @@ class Component:
 
 
 _REGISTRY: dict[str, dict[str, Component]] = {role: {} for role in ROLES}
+_ALIASES: dict[str, dict[str, str]] = {role: {} for role in ROLES}  # role -> old name -> the name it now has
 _DISCOVERED: set[str] = set()
 
 
-def register(role: str, name: str) -> Callable[[Any], Any]:
-    """Class or function decorator: make ``factory`` the component ``name`` of ``role``."""
+def register(role: str, name: str, aliases: tuple[str, ...] = ()) -> Callable[[Any], Any]:
+    """Class or function decorator: make ``factory`` the component ``name`` of ``role``.
+
+    ``aliases`` are other names that build the same component (a renamed one's old names: configs that
+    use them keep working); they are not listed by :func:`names`.
+    """
     if role not in ROLES:
         raise ConfigError(f"unknown component role {role!r}; roles are {', '.join(ROLES)}")
 
     def decorate(factory: Any) -> Any:
-        existing = _REGISTRY[role].get(name)
-        if existing is not None and existing.factory is not factory:
-            where = getattr(existing.factory, "__module__", "?")
-            raise ConfigError(f"{role} {name!r} is registered twice (first in {where})")
+        for key in (name, *aliases):
+            existing = _REGISTRY[role].get(_ALIASES[role].get(key, key))
+            if existing is not None and existing.factory is not factory:
+                where = getattr(existing.factory, "__module__", "?")
+                raise ConfigError(f"{role} {key!r} is registered twice (first in {where})")
         _REGISTRY[role][name] = Component(role, name, factory)
+        _ALIASES[role].update((alias, name) for alias in aliases)
         return factory
 
     return decorate
@@ -107,7 +118,7 @@ def _discover(role: str) -> None:
 
 
 # A registration as it is written at a definition; used only to find which module to import first.
-_REGISTRATION = re.compile(r"""@register\(\s*["'](\w+)["']\s*,\s*["']([^"']+)["']\s*\)""")
+_REGISTRATION = re.compile(r"""@register\(\s*["'](\w+)["']\s*,\s*["']([^"']+)["']\s*[,)]""")
 
 
 def _modules_of(target: str) -> list[tuple[str, Path]]:
@@ -155,12 +166,14 @@ def names(role: str) -> tuple[str, ...]:
 
 
 def component(role: str, name: str) -> Component:
-    """The component ``name`` of ``role``; a ``ConfigError`` listing the choices when there is none."""
-    if role in ROLES and name not in _REGISTRY[role] and role not in _DISCOVERED:
+    """The component ``name`` (or an alias of it) of ``role``; a ``ConfigError`` listing the choices when there
+    is none."""
+    if role in ROLES and name not in _REGISTRY[role] and name not in _ALIASES[role] and role not in _DISCOVERED:
         _import_registrar(role, name)
-    found = _REGISTRY[role].get(name) if role in ROLES else None
+    found = _REGISTRY[role].get(_ALIASES[role].get(name, name)) if role in ROLES else None
     if found is None:
-        found = components(role).get(name)
+        components(role)
+        found = _REGISTRY[role].get(_ALIASES[role].get(name, name))
     if found is None:
         choices = ", ".join(names(role)) or "none registered"
         raise ConfigError(f"unknown {role} {name!r}; choose one of: {choices}")

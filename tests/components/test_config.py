@@ -95,6 +95,8 @@ def test_every_registered_component_survives_a_config_round_trip(tmp_path: Path)
     _PARAMETERS[("query_transform", "synonyms")] = {"file": str(thesaurus)}
     built = 0
     for role, tables in _example_specs().items():
+        if role == "store":  # opened by URI (ragline.store.open_store), not built from a pipeline config
+            continue
         for name, table in tables.items():
             loaded = tomllib.loads(dumps_toml({"schema": 1, "components": {role: table}}))["components"][role]
             if role == "fuser":  # fusers are functions of runs: the same fusion from both tables

@@ -91,4 +91,4 @@ def test_one_named_component_imports_only_its_own_module() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     loaded = set(out.strip().split(","))
     assert "ragline.retrieve.sparse" in loaded and "ragline.retrieve.fusion" in loaded
-    assert not loaded & {"ragline.retrieve.rerank_llm", "ragline.retrieve.late", "ragline.retrieve.milvus"}
+    assert not loaded & {"ragline.retrieve.rerank_llm", "ragline.retrieve.late", "ragline.retrieve.store"}

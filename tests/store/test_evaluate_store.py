@@ -23,7 +23,7 @@ def test_eval_through_milvus_and_reuse_of_the_collection(cranfield_slice, milvus
     config = dataclasses.replace(config, ingest=dataclasses.replace(config.ingest, chunker="none", context="none"))
     first = evaluate_on_store(cranfield_slice, config, milvus_uri, metrics=("ndcg@10",), depth=100)
     again = evaluate_on_store(cranfield_slice, config, milvus_uri, metrics=("ndcg@10",), depth=100)
-    assert first.retriever["name"] == "milvus-bm25"
+    assert first.retriever["name"] == "store-bm25"
     assert 0.1 < first.metrics["ndcg@10"] <= 1.0
     assert again.metrics == first.metrics  # the same collection, reused
 

@@ -20,8 +20,9 @@ from typing import Any
 from ragline.agent.calculator import ToolError, calculate
 from ragline.agent.trace import Cost, Trace
 from ragline.answer.context import approx_tokens, neutralize
-from ragline.index.filters import FilterLike, parse_filter
+from ragline.index.filters import Compare, FilterLike, parse_filter, restrict
 from ragline.retrieve.registry import build_retriever
+from ragline.store.base import admits, as_collection
 from ragline.types import Answer, Citation
 
 TOOLS = ("search", "lookup", "calculate", "finish")
@@ -131,20 +132,16 @@ class ToolAgent:
             return f"error: {error}", []
 
     def lookup(self, doc_id: str, filter: FilterLike = None) -> str:
-        """The text of document (or chunk) ``doc_id`` if the caller's filter lets them see it."""
-        ids = self.index.id_map()
+        """The text of document (or chunk) ``doc_id`` if the caller's filter lets them see it (any store)."""
+        store = as_collection(self.index)
         node = parse_filter(filter)
-        wanted = [doc_id] if doc_id in ids else [i for i in ids if i.split("#", 1)[0] == doc_id]
-        parts = []
-        for chunk_id in sorted(wanted, key=_chunk_order):
-            si, row = ids[chunk_id]
-            if node is not None and not bool(self.index.segments[si].filter_mask(node)[row]):
-                continue
-            if self.index.deleted[si][row]:
-                continue
-            doc = self.index.get(chunk_id)
-            if doc is not None:
-                parts.append(doc.text)
+        whole = store.get(doc_id)
+        if whole is not None:
+            found = [whole] if admits(node, whole.metadata) else []
+        else:  # a document's chunks carry its id as doc_id; the store applies the caller's filter
+            chunks = store.filter_documents(restrict(node, Compare("doc_id", "in", (doc_id,))))
+            found = [c for c in chunks if c.id.split("#", 1)[0] == doc_id]
+        parts = [d.text for d in sorted(found, key=lambda d: _chunk_order(d.id))]
         if not parts:  # the same answer for "absent" and "not yours": existence is not leaked
             raise ToolError(f"lookup: no document {doc_id!r} that you may see; search for one first")
         return "\n".join(parts)

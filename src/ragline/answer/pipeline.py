@@ -52,6 +52,7 @@ from ragline.retrieve.fusion import fuse, rank
 from ragline.retrieve.registry import build_retriever
 from ragline.retrieve.transforms import rank_query, weighted_queries
 from ragline.roles import Compressor, Expander, Guard, QueryTransform, ReaderRole, Reranker
+from ragline.store.base import Collection
 from ragline.types import Answer, Hit
 
 LLMLike = Any  # a ragline.models.llm backend (local llama.cpp, an OpenAI-compatible server, a cached one)
@@ -231,9 +232,10 @@ class RAGPipeline:
     compressor (if any) keeps each hit's best sentences within ``compress_budget`` tokens; then the
     context is ordered and cut to ``budget`` tokens, and the reader answers. Components are objects
     (``retriever`` may also be a spec); ``from_config`` builds them all from a ``PipelineConfig``.
+    ``index`` is the embedded ``Index`` or any store's ``Collection`` (``ragline.store``).
     """
 
-    index: Index
+    index: Index | Collection
     reader: ReaderRole | None
     retriever: str | Mapping[str, Any] | Retriever = "hybrid"  # a spec or a built retriever
     k: int = 5
@@ -257,7 +259,7 @@ class RAGPipeline:
 
     @classmethod
     def from_config(
-        cls, config: PipelineConfig, index: Index, llm: LLMLike | None = None, reader: bool = True
+        cls, config: PipelineConfig, index: Index | Collection, llm: LLMLike | None = None, reader: bool = True
     ) -> RAGPipeline:
         """Every component of ``config`` built over ``index`` (``llm``: a model the reader may share).
 
@@ -270,7 +272,7 @@ class RAGPipeline:
         return cls(
             index,
             build("reader", stage.read.reader, **deps) if reader and stage.read.enabled else None,
-            retriever=build("retriever", stage.retrieve.retriever, **deps),
+            retriever=build_retriever(stage.retrieve.retriever, index, bm25),
             k=stage.retrieve.k,
             budget=stage.order.budget,
             order=stage.order.order,

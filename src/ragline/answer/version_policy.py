@@ -66,7 +66,8 @@ class VersionPolicy:
         return self.mode != "all"
 
     def restriction(self, index: Any) -> Node | None:
-        """The filter tree that keeps only admissible versions in ``index`` (None: no restriction)."""
+        """The filter tree that keeps only admissible versions in ``index`` (the embedded index or any
+        collection; None: no restriction)."""
         if self.mode == "all":
             return None
         graph = version_graph(index)
@@ -107,27 +108,29 @@ class VersionGraph:
         return {d for d, nexts in self.successors.items() if any(s in self.live and counts(s) for s in nexts)}
 
 
-# per index object (weakly: a closed index's entry goes with it), the graph of its current generation
+# per store object (weakly: a closed index's entry goes with it), the graph of its current generation
 _GRAPHS: weakref.WeakKeyDictionary[Any, tuple[int, VersionGraph]] = weakref.WeakKeyDictionary()
 
 
-def version_graph(index: Any) -> VersionGraph:
-    """The version links of ``index``'s live documents, read from metadata once per commit."""
-    cached = _GRAPHS.get(index)
-    if cached is not None and cached[0] == index.generation:
+def version_graph(store: Any) -> VersionGraph:
+    """The version links of the live documents of ``store`` (the embedded index or any collection), read
+    from its metadata iterator once per generation."""
+    from ragline.store.base import as_collection
+
+    collection = as_collection(store)
+    generation = collection.generation
+    cached = _GRAPHS.get(store)
+    if cached is not None and cached[0] == generation:
         return cached[1]
     graph = VersionGraph()
-    for seg, dead in zip(index.segments, index.deleted):
-        for row, meta in enumerate(seg.metadata):
-            if dead[row]:
-                continue
-            doc = str(meta.get("doc_id") or document_id_of(seg.ids[row]))
-            graph.live.add(doc)
-            if meta.get("effective_date"):
-                graph.effective[doc] = str(meta["effective_date"])
-            if meta.get("superseded_by"):
-                graph.successors.setdefault(doc, set()).add(str(meta["superseded_by"]))
-            if meta.get("supersedes"):
-                graph.successors.setdefault(str(meta["supersedes"]), set()).add(doc)
-    _GRAPHS[index] = (index.generation, graph)
+    for doc_id, meta in collection.metadata():
+        doc = str(meta.get("doc_id") or document_id_of(doc_id))
+        graph.live.add(doc)
+        if meta.get("effective_date"):
+            graph.effective[doc] = str(meta["effective_date"])
+        if meta.get("superseded_by"):
+            graph.successors.setdefault(doc, set()).add(str(meta["superseded_by"]))
+        if meta.get("supersedes"):
+            graph.successors.setdefault(str(meta["supersedes"]), set()).add(doc)
+    _GRAPHS[store] = (generation, graph)
     return graph

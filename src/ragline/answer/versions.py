@@ -212,6 +212,7 @@ def with_both_versions(index: Any, context: Context, filter: FilterLike = None) 
     a token budget: ``change_answer`` reads it, not a model.
     """
     from ragline.answer.context import build_context
+    from ragline.store.base import as_collection
 
     best = next((s for s in context.sources if s.hit.metadata.get("superseded_by") or s.hit.metadata.get("supersedes")),
                 None)  # fmt: skip
@@ -223,11 +224,8 @@ def with_both_versions(index: Any, context: Context, filter: FilterLike = None) 
     # the asker's filter (their ACL) holds here as in retrieval: a version they may not read is not added
     node = restrict(filter, Compare("doc_id", "in", tuple(sorted(linked))))
     chunks: dict[str, list[Any]] = {}
-    for seg, dead in zip(index.segments, index.deleted):
-        for row in seg.filter_rows(node):
-            if not dead[row]:
-                chunk = seg.document(int(row))
-                chunks.setdefault(chunk.document_id, []).append(chunk)
+    for chunk in as_collection(index).filter_documents(node):
+        chunks.setdefault(chunk.document_id, []).append(chunk)
     if len(chunks) < 2:
         return context
     whole = [_whole(d, parts) for d, parts in chunks.items()]

@@ -13,9 +13,11 @@ from ragline.cli.common import (
     add_common,
     add_config_flag,
     add_principal_flags,
+    add_store_flag,
     component_spec,
     emit_json,
     index_location,
+    opened_store,
     positive_int,
     query_config,
     restricted_filter,
@@ -36,8 +38,11 @@ def cmd_ask(args: argparse.Namespace) -> int:
     from ragline.answer.pipeline import RAGPipeline
     from ragline.retrieve.base import empty_query_reason
 
+    store = opened_store(args)
     location = index_location(args)
-    if location is not None:
+    if store is not None:
+        index, answered_from = store
+    elif location is not None:
         index = Index.open(location)
         answered_from = str(location)
     else:
@@ -52,10 +57,12 @@ def cmd_ask(args: argparse.Namespace) -> int:
     config = query_config(args, index)
     if args.versions:
         config = config.with_overrides(retrieve={"versions": versions_policy(args.versions)})
-    provenance = make_provenance(config, index=str(index.path), builtin=location is None, filter=flt_text,
+    builtin = store is None and location is None
+    where = answered_from if not builtin else str(index.path)
+    provenance = make_provenance(config, index=where, builtin=builtin, filter=flt_text,
                                  generation=index.generation)  # fmt: skip
     if args.output != "json":
-        stderr.print(Text(f"answered from {answered_from}", style="dim" if location else "yellow"))
+        stderr.print(Text(f"answered from {answered_from}", style="yellow" if builtin else "dim"))
     empty = empty_query_reason(args.question, index.settings.analyzer)
     if empty:  # no sources to read: the reader (maybe an LLM to load) is not needed
         if args.output == "json":
@@ -69,7 +76,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
     answer, context = read_answer(pipeline, args.question, flt, console if args.output != "json" else None)
     trace = answer.details.get("trace")
     cited = {c.n for c in answer.citations}
-    check = location is not None and config.retrieve.freshness != "off"  # off: the config skips the check
+    # off: the config skips the check; a store other than the embedded index records no source files
+    check = not builtin and isinstance(index, Index) and config.retrieve.freshness != "off"
     stale = stale_sources(index, [s.hit for s in context.sources if s.n in cited]) if check else []
     if args.output == "json":
         retrieved_by = pipeline.retriever_obj.config().get("name", str(config.retrieve.retriever))
@@ -198,6 +206,7 @@ def add_parser(sub: Any) -> None:
         help=f"which document versions to retrieve: {' | '.join(POLICIES)} (default: the config's, current)",
     )
     add_principal_flags(p, "ask")
+    add_store_flag(p, "answer from")
     p.add_argument(
         "--trace",
         action="store_true",

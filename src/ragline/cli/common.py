@@ -31,6 +31,34 @@ def index_location(args: argparse.Namespace) -> Path | None:
     return default if default.exists() else None
 
 
+def add_store_flag(p: argparse.ArgumentParser, verb: str) -> None:
+    p.add_argument(
+        "--store",
+        metavar="URI",
+        help=f"{verb} a collection on a store instead of --index: milvus://[user:password@]HOST:PORT/NAME "
+        "(filled by `ragline index --store`), file://PATH or a folder",
+    )
+
+
+def opened_store(args: argparse.Namespace) -> tuple[Any, str] | None:
+    """``--store URI`` opened for reading (never created), and how to name it (no password); None without it.
+
+    A folder or ``file://`` is the embedded ``Index`` itself (every retriever runs on it); another scheme is
+    that store's collection (``ragline.store``), on which the retrievers rank through its own searches.
+    """
+    uri = getattr(args, "store", None)
+    if not uri:
+        return None
+    if getattr(args, "index", None):
+        raise RaglineError("give --index or --store, not both")
+    from ragline.store import open_store, store_scheme
+
+    collection = open_store(uri, create=False)
+    if store_scheme(uri) == "file":
+        return collection.index, str(collection.index.path)
+    return collection, str(getattr(collection, "uri", uri))
+
+
 def index_path(args: argparse.Namespace) -> Path:
     """Where `index` writes and `search`/`info` read (opening a missing one says how to create it)."""
     return index_location(args) or Path(DEFAULT_INDEX)

@@ -14,12 +14,15 @@ from ragline.cli.common import (
     add_bm25_flags,
     add_common,
     add_principal_flags,
+    add_store_flag,
     bm25_params,
     emit_json,
     index_path,
+    opened_store,
     positive_int,
     principal_of,
 )
+from ragline.errors import ConfigError
 from ragline.index import Index
 
 
@@ -30,8 +33,16 @@ def _number(value: float | None, digits: int = 4) -> str:
 def cmd_explain(args: argparse.Namespace) -> int:
     from ragline.explain import explain
 
-    path = index_path(args)
-    index = Index.open(path)
+    store = opened_store(args)
+    if store is not None and not isinstance(store[0], Index):
+        # ragline's per-term BM25 sums and the fusers' views are the embedded index's; another store scores
+        # with its own analyzer and statistics, which it does not expose term by term
+        raise ConfigError(
+            f"explain reads the embedded index's BM25 terms and vectors; {store[1]} scores by itself: "
+            "explain on an embedded index built from the same folder (--index or --store PATH)"
+        )
+    path = index_path(args) if store is None else store[1]
+    index = Index.open(path) if store is None else store[0]
     params = bm25_params(args, index.settings.bm25)
     # The principal's ACL decides which ids may be explained at all, not only the ranks (fail closed).
     out = explain(index, args.query, args.doc_id, params, depth=args.depth, filter=args.filter,
@@ -81,6 +92,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--depth", type=positive_int, default=100, help="candidates per retriever for ranks (100)")
     p.add_argument("--filter", help='ranks among the documents this metadata filter admits, e.g. "acl in [all]"')
     add_principal_flags(p, "rank")
+    add_store_flag(p, "explain on (the embedded index: a folder or file://)")
     add_bm25_flags(p)
     add_common(p)
     p.set_defaults(func=cmd_explain)

@@ -13,7 +13,7 @@ from typing import Any
 
 from rich.text import Text
 
-from ragline.cli.common import add_config_flag, add_principal_flags, principal_of
+from ragline.cli.common import add_config_flag, add_principal_flags, add_store_flag, principal_of
 from ragline.cli.serve import key_ring, served_engine
 from ragline.errors import ConfigError
 from ragline.principals import ANYONE, Principal
@@ -73,6 +73,7 @@ def add_parser(sub: Any) -> None:
         "index is --index, else $RAGLINE_INDEX, else ./ragline-index, else the built-in Orrin Grid demo index.",
     )
     p.add_argument("--index", help="index directory (default: $RAGLINE_INDEX, else ./ragline-index)")
+    add_store_flag(p, "answer from")
     p.add_argument("--transport", choices=("stdio", "streamable-http"), default="stdio", help="stdio (default) or HTTP")
     p.add_argument("--host", default="127.0.0.1", help="address for streamable-http (127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port for streamable-http (8000)")

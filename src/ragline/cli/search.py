@@ -16,9 +16,11 @@ from ragline.cli.common import (
     add_common,
     add_config_flag,
     add_principal_flags,
+    add_store_flag,
     component_spec,
     emit_json,
     index_path,
+    opened_store,
     positive_int,
     query_config,
     restricted_filter,
@@ -33,11 +35,11 @@ from ragline.provenance import provenance as make_provenance
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    path = index_path(args)
     from ragline.retrieve.base import empty_query_reason
     from ragline.retrieve.registry import build_retriever
 
-    index = Index.open(path)
+    store = opened_store(args)
+    index, path = store if store is not None else (Index.open(index_path(args)), str(index_path(args)))
     config = query_config(args, index)
     bm25 = BM25Params(**{**index.settings.bm25.to_dict(), **config.index.bm25})
     retriever = build_retriever(config.retrieve.retriever, index, bm25)
@@ -51,7 +53,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     hits = [] if empty else retriever.search(args.query, args.k, flt)
     terms = set(analyzer(args.query))
     words: dict[str, list[str]] = {}  # the terms of each word of the snippets (they repeat across hits)
-    stale = stale_sources(index, hits) if config.retrieve.freshness != "off" else []  # off: the config skips it
+    # off: the config skips it; a store other than the embedded index records no source files to compare
+    stale = stale_sources(index, hits) if config.retrieve.freshness != "off" and isinstance(index, Index) else []
     if args.output == "json":
         emit_json(
             {
@@ -72,7 +75,7 @@ def cmd_search(args: argparse.Namespace) -> int:
                 "stale_sources": [x.to_dict() for x in stale],
                 "provenance": make_provenance(
                     config,
-                    index=str(path),
+                    index=path,
                     retriever=retriever.config(),
                     filter=flt_text,
                     versions=str(policy),
@@ -130,6 +133,7 @@ def add_parser(sub: Any) -> None:
         help=f"which document versions to return: {' | '.join(POLICIES)} (default: the config's, current)",
     )
     add_principal_flags(p, "search")
+    add_store_flag(p, "search")
     p.add_argument(
         "--retriever",
         metavar="SPEC",

@@ -10,14 +10,17 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ragline.cli.common import add_common, add_config_flag, emit_json, index_path
+from ragline.cli.common import add_common, add_config_flag, add_store_flag, emit_json, index_path, opened_store
 from ragline.errors import InputError
 from ragline.freshness import FreshnessReport, folder_status, pipeline_drift, recorded_sources, weights_drift
 from ragline.index import Index
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    path = index_path(args)
+    store = opened_store(args)
+    if store is not None and not isinstance(store[0], Index):
+        return _store_status(args, store[0])
+    path = index_path(args) if store is None else store[1]
     index = Index.open(path)
     sources = [args.folder] if args.folder else recorded_sources(path)
     if not sources:
@@ -56,6 +59,22 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 1 if args.exit_code else 0
 
 
+def _store_status(args: argparse.Namespace, collection: Any) -> int:
+    """A store other than the embedded index: its documents, generation and stamps (it records no source
+    files, so there is nothing on disk to compare with)."""
+    if args.folder:
+        raise InputError(str(args.folder), "comparing a folder works on the embedded index; for this store "
+                         "re-run `ragline index FOLDER --store URI`, which syncs by content hash")  # fmt: skip
+    info = collection.info()
+    if args.output == "json":
+        emit_json({"index": info["store"], "sources": [], "generation": info["generation"],
+                   "documents": info["documents"], "settings": info["settings"],
+                   "embedder": info.get("embedder")})  # fmt: skip
+        return 0
+    Console().print(Text(f"{info['store']}: {info['documents']} chunks, generation {info['generation']}"))
+    return 0
+
+
 def _merge(reports: list[FreshnessReport], several: bool) -> FreshnessReport:
     """One report for several sources (files synced one by one): a chunk removed is one no source gives."""
     if not several:
@@ -81,5 +100,6 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--max-file-mb", type=float, default=20.0, help="as for `ragline index` (20)")
     p.add_argument("--exit-code", action="store_true", help="exit 1 when the index is stale (for scripts and CI)")
     add_config_flag(p, "no pipeline drift check (only the embedder's weights)")
+    add_store_flag(p, "report on")
     add_common(p)
     p.set_defaults(func=cmd_status)

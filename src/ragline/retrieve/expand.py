@@ -279,11 +279,13 @@ class SmallToBigExpander:
 
     def parent(self, doc_id: str) -> Document | None:
         """The document ``doc_id`` rebuilt from its chunks in the index (None when it has none)."""
-        if self._chunks_of is None or self._generation != self.index.generation:
+        generation = self.index.generation
+        if self._chunks_of is None or self._generation != generation:
             grouped: dict[str, list[str]] = {}
-            for chunk_id in self.index.id_map():
+            ids = self.index.id_map() if hasattr(self.index, "id_map") else (i for i, _ in self.index.metadata())
+            for chunk_id in ids:
                 grouped.setdefault(document_id_of(chunk_id), []).append(chunk_id)
-            self._chunks_of, self._generation = grouped, self.index.generation
+            self._chunks_of, self._generation = grouped, generation
         chunks = [c for c in (self.index.get(i) for i in self._chunks_of.get(doc_id, ())) if c is not None]
         return rebuild_document(doc_id, chunks)
 

@@ -20,6 +20,8 @@ from ragline.components import build, names
 from ragline.index.bm25 import BM25Params
 from ragline.index.store import Index
 from ragline.retrieve.base import Retriever, needs_embeddings
+from ragline.retrieve.store import for_store
+from ragline.store.base import Collection, is_embedded
 
 __all__ = ["build_retriever", "needs_embeddings", "parse_spec", "retriever_names"]
 
@@ -33,6 +35,14 @@ def retriever_names() -> tuple[str, ...]:
     return names("retriever")
 
 
-def build_retriever(spec: str | Mapping[str, Any], index: Index, bm25: BM25Params | None = None) -> Retriever:
-    """The retriever ``spec`` names over ``index``; ``bm25`` supplies BM25 defaults (CLI flags)."""
-    return build("retriever", spec, index=index, bm25=bm25 or index.settings.bm25)
+def build_retriever(
+    spec: str | Mapping[str, Any], index: Index | Collection, bm25: BM25Params | None = None
+) -> Retriever:
+    """The retriever ``spec`` names over ``index``; ``bm25`` supplies BM25 defaults (CLI flags).
+
+    On a store other than the embedded index, ``bm25``, ``dense`` and ``hybrid`` rank through the store's
+    own searches (``ragline.retrieve.store.for_store``).
+    """
+    if not is_embedded(index):
+        spec = for_store(spec)
+    return build("retriever", spec, index=index, bm25=bm25 or index.settings.bm25)  # type: ignore[no-any-return]

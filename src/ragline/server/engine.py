@@ -22,6 +22,7 @@ from ragline.errors import ConfigError, RaglineError
 from ragline.index import Index
 from ragline.index.filters import FilterLike, parse_filter, restrict
 from ragline.principals import Principal
+from ragline.store.base import Collection
 from ragline.types import Answer, Hit
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ StaleFiles = Callable[[Index], list[dict[str, Any]]]
 class Engine:
     """The served index and pipeline; every method takes the caller's principal and applies its ACL."""
 
-    index: Index
+    index: Index | Collection  # the embedded index or any store's collection (``ragline.store``)
     config: PipelineConfig
     builtin: bool = False  # serving the built-in Orrin Grid demo index (not writable through the API)
     stale_files: StaleFiles | None = None
@@ -128,7 +129,7 @@ class Engine:
             info = self.index.info()
             readable = None if principal.groups is None else self._readable(principal)
         stale = None
-        if self.stale_files is not None:
+        if self.stale_files is not None and isinstance(self.index, Index):  # the embedded index's source files
             try:
                 stale = self.stale_files(self.index)
             except RaglineError as error:
@@ -172,6 +173,11 @@ class Engine:
         from ragline.freshness import load_source, recorded_sources
         from ragline.index.changes import check_deletions
 
+        if not isinstance(self.index, Index):
+            raise ConfigError(
+                f"this server serves the store {self.index.info()['store']}: index into it with "
+                "`ragline index DIR --store URI`"
+            )
         if self.builtin or self.index.path is None:
             raise ConfigError(
                 "this server serves the built-in Orrin Grid demo index, which is not writable: "

@@ -7,13 +7,14 @@ ragline's RRF over the two searches, so it ranks as ``MilvusCollection.search_hy
 from __future__ import annotations
 
 from collections.abc import Collection as Keep
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
 
+from ragline.components import register
 from ragline.errors import ConfigError
-from ragline.index.filters import FilterLike
+from ragline.index.filters import FilterLike, parse_filter
 from ragline.index.store import Index, IndexSettings, SyncReport
 from ragline.retrieve.fusion import fuse, rank
 from ragline.types import Document, document_id_of
@@ -55,7 +56,31 @@ class EmbeddedCollection:
         return report
 
     def commit(self) -> int:
+        """Apply the staged writes atomically; the new generation."""
         return self.index.commit()
+
+    @property
+    def generation(self) -> int:
+        return self.index.generation
+
+    def refresh(self) -> None:
+        self.index.refresh()
+
+    def metadata(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        for seg, dead in zip(self.index.segments, self.index.deleted):
+            for row, meta in enumerate(seg.metadata):
+                if not dead[row]:
+                    yield seg.ids[row], meta
+
+    def filter_documents(self, filter: FilterLike) -> Iterator[Document]:
+        node = parse_filter(filter)
+        if node is None:
+            yield from self.index.documents()
+            return
+        for seg, dead in zip(self.index.segments, self.index.deleted):
+            for row in seg.filter_rows(node):
+                if not dead[row]:
+                    yield seg.document(int(row))
 
     def get(self, doc_id: str) -> Document | None:
         return self.index.get(doc_id)
@@ -95,10 +120,10 @@ class EmbeddedCollection:
         return {"format": self.index.manifest["format"], "settings": self.index.manifest["settings"],
                 "embedder": self.index.manifest.get("embedder")}  # fmt: skip
 
-    def stats(self) -> dict[str, Any]:
-        return self.index.info()
+    def info(self) -> dict[str, Any]:
+        return {"store": str(self.index.path) if self.index.path else "memory", **self.index.info()}
 
-    info = stats
+    stats = info
 
     def embedding_counts(self) -> dict[str, Any] | None:
         return self.index.embedding_counts()
@@ -111,3 +136,14 @@ class EmbeddedCollection:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+@register("store", "file")
+def open_embedded(uri: str | None, settings: IndexSettings | None = None, create: bool = True) -> EmbeddedCollection:
+    """The embedded index in a folder (``file:///abs/path``, ``file://rel/path`` or a plain path; None: in memory)."""
+    if uri is None:
+        return EmbeddedCollection(Index.create(None, settings))
+    path = uri[len("file://") :] if uri.lower().startswith("file://") else uri
+    if not path:
+        raise ConfigError(f"store URI {uri!r} names no folder; write file:///path/to/index or a path")
+    return EmbeddedCollection(Index.open_or_create(path, settings) if create else Index.open(path))

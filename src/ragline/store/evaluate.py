@@ -1,8 +1,9 @@
 """Evaluation through a store: index a dataset into a collection (reused when unchanged) and evaluate there.
 
-The config's retriever is mapped to the store's: ``bm25`` -> ``milvus-bm25``, ``dense`` -> ``milvus-dense``,
-``hybrid`` -> ``milvus-hybrid`` (RRF by the server; the embedded default is z-score fusion, so hybrid
-scores differ by design, see docs/scale.md). Other retrievers are built as named.
+The config's retriever is mapped to the store's (``ragline.retrieve.store.for_store``): ``bm25`` ->
+``store-bm25``, ``dense`` -> ``store-dense``, ``hybrid`` -> ``store-hybrid`` (RRF by the server; the embedded
+default is z-score fusion, so hybrid scores differ by design, see docs/scale.md). Other store retrievers are
+built as named.
 """
 
 from __future__ import annotations
@@ -11,15 +12,14 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from ragline.components import build, spec_of
+from ragline.components import build
 from ragline.config import PipelineConfig
 from ragline.eval.datasets import Dataset
 from ragline.eval.retrieval import DEFAULT_METRICS, RetrievalResult, evaluate_retriever
 from ragline.ingest.pipeline import IngestConfig, chunk_documents
 from ragline.retrieve.base import needs_embeddings
+from ragline.retrieve.store import for_store
 from ragline.store import open_store
-
-STORE_RETRIEVERS = {"bm25": "milvus-bm25", "dense": "milvus-dense", "hybrid": "milvus-hybrid"}
 
 
 def evaluate_on_store(
@@ -34,9 +34,8 @@ def evaluate_on_store(
     A collection already holding the same chunks is reused: sync compares content hashes, so only
     changed chunks are sent (and embedded). Stamps that differ from ``config``'s are an error.
     """
-    name, params = spec_of(config.retrieve.retriever)
-    name = STORE_RETRIEVERS.get(name, name)
-    embed = needs_embeddings({"name": name, **params})
+    spec = for_store(config.retrieve.retriever)
+    embed = needs_embeddings(spec)
     settings = dataclasses.replace(config.index.settings(config.ingest, embed=embed), vector_index="flat")
     collection = open_store(uri, settings)
     try:
@@ -47,8 +46,7 @@ def evaluate_on_store(
         doc_of = None
         if ingest.chunker != "none":
             doc_of = {d.id: d.document_id for d in chunks}
-        keep = {k: v for k, v in params.items() if name == "milvus-hybrid" and k in ("fusion", "k")}
-        retriever: Any = build("retriever", {"name": name, **keep}, index=collection)
+        retriever: Any = build("retriever", spec, index=collection)
         return evaluate_retriever(dataset, retriever, tuple(metrics), depth, doc_of)
     finally:
         collection.close()

@@ -7,61 +7,47 @@ filter encoding of ``ragline.store.milvus_filter``) and ``payload`` (the documen
 the embedder's stamp live in the collection's properties, checked on every open.
 
 Writes are staged and sent at ``commit`` as upserts and deletes by id (idempotent), so an interrupted
-commit is repaired by running the same sync again.
+commit is repaired by running the same sync again. A commit that changed something raises the collection's
+``generation`` (a collection property, like the stamps) once its writes are flushed: readers key what they
+cache on it. Milvus shows each write once flushed, so a reader may see part of a commit before its generation
+moves (there is no manifest swap as in the embedded index).
 """
 
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Collection as Keep
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 
+from ragline.components import register
 from ragline.errors import ConfigError, IndexMismatchError, InputError, RaglineError
 from ragline.index.changes import count_documents
-from ragline.index.filters import FilterLike
+from ragline.index.filters import FilterLike, parse_filter
 from ragline.index.segment import FIELD_TEXT
 from ragline.index.store import IndexSettings, SyncReport
 from ragline.retrieve.fusion import fuse, rank
 from ragline.store.milvus_filter import encode_metadata, to_milvus_expr
-from ragline.store.uri import StoreURI
+from ragline.store.milvus_schema import (
+    MAX_ACL,
+    MAX_GROUP,
+    MAX_TEXT,
+    collection_schema,
+    import_pymilvus,
+    vector_index_params,
+)
+from ragline.store.uri import StoreURI, parse_store_uri
 from ragline.types import Document, document_id_of
 
 FORMAT = 1
 SETTINGS_KEY, EMBEDDER_KEY, FORMAT_KEY = "ragline.settings", "ragline.embedder", "ragline.format"
-MAX_TEXT = 65535  # bytes of a VARCHAR field
-MAX_ACL, MAX_GROUP = 1024, 512
+GENERATION_KEY, CREATED_KEY, COMMITTED_KEY = "ragline.generation", "ragline.created_at", "ragline.committed_at"
+VERSION_KEY = "ragline.version"
 BATCH = 500
-ANALYZER = {"tokenizer": "standard", "filter": ["lowercase"]}  # Milvus's own; see docs/scale.md for the gap
 MAX_LIMIT = 16384  # Milvus's largest top k
-
-
-def _milvus() -> Any:
-    try:
-        import pymilvus
-    except ImportError:
-        raise ConfigError("the Milvus store needs pymilvus: pip install 'ragline[scale]' (make setup)") from None
-    logging.getLogger("pymilvus").setLevel(logging.CRITICAL)  # errors are raised, not logged twice
-    return pymilvus
-
-
-def vector_index_params(spec: str) -> tuple[str, dict[str, Any], dict[str, Any]]:
-    """(index type, build params, search params) of a ``vector_index`` spec: flat, or hnsw:m=..,ef_search=.."""
-    from ragline.specs import parse_spec
-
-    name, params = parse_spec(spec)
-    if name == "flat" and not params:
-        return "FLAT", {}, {}
-    if name == "hnsw":
-        unknown = set(params) - {"m", "ef_construction", "ef_search"}
-        if unknown:
-            raise ConfigError(f"--vector-index hnsw takes m, ef_construction, ef_search; not {sorted(unknown)}")
-        build = {"M": int(params.get("m", 32)), "efConstruction": int(params.get("ef_construction", 200))}
-        return "HNSW", build, {"ef": int(params.get("ef_search", 128))}
-    raise ConfigError(f"--vector-index {spec!r} has no Milvus equivalent; use flat or hnsw:m=M,ef_search=EF")
 
 
 class MilvusCollection:
@@ -80,7 +66,7 @@ class MilvusCollection:
     @classmethod
     def connect(cls, uri: StoreURI, settings: IndexSettings | None = None, create: bool = True) -> MilvusCollection:
         """Open ``uri``'s collection, checking its stamps against ``settings``; create it when missing."""
-        pymilvus = _milvus()
+        pymilvus = import_pymilvus()
         try:
             client = pymilvus.MilvusClient(uri=uri.server, token=uri.token, timeout=30)
         except Exception as error:
@@ -106,41 +92,14 @@ class MilvusCollection:
         return collection
 
     def _create(self) -> None:
-        pymilvus = _milvus()
-        DataType, settings = pymilvus.DataType, self.settings  # noqa: N806
-        if list(settings.fields) != ["body"]:
-            raise ConfigError(f"the Milvus store indexes one text field (body), not {list(settings.fields)}")
-        if settings.bm25.variant != "lucene":
-            raise ConfigError(
-                f"Milvus scores Lucene BM25 (k1, b); BM25 variant {settings.bm25.variant!r} is not offered"
-            )
-        schema = self.client.create_schema(auto_id=False, description="ragline collection")
-        schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=1024)
-        schema.add_field("doc", DataType.VARCHAR, max_length=1024)
-        schema.add_field("hash", DataType.VARCHAR, max_length=128)
-        schema.add_field("text", DataType.VARCHAR, max_length=MAX_TEXT, enable_analyzer=True, analyzer_params=ANALYZER)
-        schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
-        schema.add_field(
-            "acl", DataType.ARRAY, element_type=DataType.VARCHAR, max_capacity=MAX_ACL, max_length=MAX_GROUP
-        )
-        schema.add_field("meta", DataType.JSON)
-        schema.add_field("payload", DataType.VARCHAR, max_length=MAX_TEXT)
-        schema.add_function(
-            pymilvus.Function(
-                name="bm25", function_type=pymilvus.FunctionType.BM25,
-                input_field_names=["text"], output_field_names=["sparse"],
-            )
-        )  # fmt: skip
-        index_params = self.client.prepare_index_params()
-        bm25 = {"bm25_k1": settings.bm25.k1, "bm25_b": settings.bm25.b}
-        index_params.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25", params=bm25)
-        if settings.embedder:
-            dim = self.embedder.dim
-            schema.add_field("dense", DataType.FLOAT_VECTOR, dim=dim)
-            kind, build, _ = vector_index_params(settings.vector_index)
-            index_params.add_index("dense", index_type=kind, metric_type="COSINE", params=build)
+        settings = self.settings
+        dim = self.embedder.dim if settings.embedder else None
+        schema, index_params = collection_schema(self.client, settings, dim)
         self.client.create_collection(self.name, schema=schema, index_params=index_params)
-        self.properties = {FORMAT_KEY: str(FORMAT), SETTINGS_KEY: json.dumps(settings.to_dict())}
+        from ragline import __version__
+
+        self.properties = {FORMAT_KEY: str(FORMAT), SETTINGS_KEY: json.dumps(settings.to_dict()),
+                           GENERATION_KEY: "0", CREATED_KEY: _now(), VERSION_KEY: __version__}  # fmt: skip
         if settings.embedder:
             self.properties[EMBEDDER_KEY] = json.dumps(self._embedder_stamp())
         self.client.alter_collection_properties(self.name, properties=self.properties)
@@ -242,7 +201,9 @@ class MilvusCollection:
         return bool(self._pending or self._pending_deletes)
 
     def commit(self) -> int:
-        """Send staged upserts and deletes, then flush; returns the number of live documents."""
+        """Send staged upserts and deletes, flush, then raise the generation; returns the new generation."""
+        if not self.dirty:
+            return self.generation
         if self._pending_deletes:
             ids = sorted(self._pending_deletes)
             for start in range(0, len(ids), BATCH):
@@ -253,7 +214,21 @@ class MilvusCollection:
         self._pending.clear()
         self._pending_deletes.clear()
         self.client.flush(self.name)
-        return len(self)
+        generation = self.generation + 1
+        changed = {GENERATION_KEY: str(generation), COMMITTED_KEY: _now()}
+        self.client.alter_collection_properties(self.name, properties=changed)
+        self.properties.update(changed)
+        return generation
+
+    @property
+    def generation(self) -> int:
+        """The collection's commit count, read from the server (another process may have committed)."""
+        properties = self.client.describe_collection(self.name).get("properties", {})
+        self.properties.update(properties)
+        return int(properties.get(GENERATION_KEY, 0))
+
+    def refresh(self) -> None:
+        """Nothing to adopt: every read goes to the server."""
 
     def _rows(self, batch: list[tuple[Document, np.ndarray | None]]) -> list[dict[str, Any]]:
         rows = []
@@ -325,13 +300,23 @@ class MilvusCollection:
         return {row["id"]: Document(**json.loads(row["payload"])) for row in rows}
 
     def documents(self) -> Iterable[Document]:
-        iterator = self.client.query_iterator(self.name, batch_size=500, filter='id != ""', output_fields=["payload"])
+        return self.filter_documents(None)
+
+    def filter_documents(self, filter: FilterLike) -> Iterator[Document]:
+        node = parse_filter(filter)
+        expr = 'id != ""' if node is None else f'(id != "") and ({to_milvus_expr(node)})'
+        iterator = self.client.query_iterator(self.name, batch_size=500, filter=expr, output_fields=["payload"])
         try:
             while batch := iterator.next():
                 for row in batch:
                     yield Document(**json.loads(row["payload"]))
         finally:
             iterator.close()
+
+    def metadata(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Read from each stored document (``meta`` holds the filter encoding, not the values as given)."""
+        for doc in self.filter_documents(None):
+            yield doc.id, doc.metadata
 
     def vectors(self, ids: list[str]) -> dict[str, np.ndarray]:
         rows = self.client.get(self.name, ids=ids, output_fields=["dense"]) if ids else []
@@ -344,11 +329,15 @@ class MilvusCollection:
             "embedder": json.loads(self.properties.get(EMBEDDER_KEY, "null")),
         }
 
-    def stats(self) -> dict[str, Any]:
-        # Milvus keeps no commit generations: writes are visible once flushed.
-        return {"store": str(self.uri), "documents": len(self), "generation": None, **self.stamps()}
+    def info(self) -> dict[str, Any]:
+        """What ``Index.info`` reports, where Milvus knows it (no deleted rows, segments or size on disk)."""
+        generation = self.generation  # reads the properties afresh
+        return {"store": str(self.uri), "path": str(self.uri), "documents": len(self), "deleted": None,
+                "generation": generation, "ragline_version": self.properties.get(VERSION_KEY),
+                "created_at": self.properties.get(CREATED_KEY), "committed_at": self.properties.get(COMMITTED_KEY),
+                **self.stamps()}  # fmt: skip
 
-    info = stats
+    stats = info
 
     # -- search -----------------------------------------------------------------------------------
     def _search(self, data: list[Any], field: str, k: int, filter: FilterLike, params: dict[str, Any]) -> Any:
@@ -396,7 +385,7 @@ class MilvusCollection:
             return rank(fuse("rrf", [sparse, dense], k=rrf_k), k)
         if fusion != "server":
             raise ConfigError(f"hybrid fusion is 'server' (Milvus's RRF) or 'rrf' (ragline's), not {fusion!r}")
-        pymilvus = _milvus()
+        pymilvus = import_pymilvus()
         expr = to_milvus_expr(filter) or ""
         vector = [float(x) for x in self.embedder.embed_queries([query])[0]]
         requests = [
@@ -406,3 +395,13 @@ class MilvusCollection:
         ]  # fmt: skip
         hits = self.client.hybrid_search(self.name, requests, pymilvus.RRFRanker(rrf_k), limit=k, output_fields=[])
         return [(hit["id"], float(hit["distance"])) for hit in hits[0]]
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+@register("store", "milvus", aliases=("milvus+tls",))
+def open_milvus(uri: str, settings: IndexSettings | None = None, create: bool = True) -> MilvusCollection:
+    """A collection on a Milvus server: milvus://[user:password@]HOST:PORT/NAME (milvus+tls:// for TLS)."""
+    return MilvusCollection.connect(parse_store_uri(uri), settings, create=create)

@@ -36,6 +36,13 @@ class StoreURI:
         return f"{'milvus+tls' if self.tls else 'milvus'}://{who}{self.host}:{self.port}/{self.collection}"
 
 
+def store_scheme(uri: str | None) -> str:
+    """The registered store a URI names: its scheme (lower case), ``file`` for a path or None."""
+    if uri is None or "://" not in uri:
+        return "file"
+    return uri.split("://", 1)[0].lower()
+
+
 def is_milvus_uri(text: str) -> bool:
     return text.split("://", 1)[0].lower() in SCHEMES and "://" in text
 
