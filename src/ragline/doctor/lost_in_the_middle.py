@@ -31,17 +31,32 @@ from dataclasses import replace
 from typing import Any
 
 from ragline.doctor.base import DoctorRun, ProbeResult, cannot_run, grade
-from ragline.doctor.rules import Verdict, paired_rule
+from ragline.doctor.rules import Verdict, curtailed, paired_rule
 
 NAME = "lost in the middle"
 FIX = 'best sources at the ends of the context ([order] order = "ends")'
 ORDER_SOURCES = 10  # sources in each order-arm context (at least; k when k is larger)
 SEED = 0
 ORDERS = (("unfixed", "rank"), ("fixed", "ends"))
+MIN_ORDER_QUESTIONS = 4  # asked before the order arm may stop early (``rules.curtailed``)
 
 
 def reader_name(spec: Any) -> str:
     return (spec if isinstance(spec, str) else str(spec.get("name", ""))).split(":")[0]
+
+
+def order_reader_spec(r: DoctorRun) -> Any:
+    """The reader the order arm reads with: the configured one when it is an LLM, else the probe file's."""
+    spec = r.config.read.reader
+    return spec if reader_name(spec) == "llm" else r.probes.order_reader
+
+
+def llm_calls(r: DoctorRun) -> int:
+    """At most how many LLM calls: one per sampled question and distinct order, when the order reader is an LLM."""
+    spec = order_reader_spec(r)
+    if spec == "none" or not r.reader_calls_llm(spec):
+        return 0
+    return r.probes.order_questions * len({*dict(ORDERS).values(), r.config.order.order})
 
 
 def order_ranks(n_items: int, n_sources: int) -> list[int]:
@@ -73,7 +88,7 @@ def _order_arm(r: DoctorRun, questions: list[Any], reader: Any) -> dict[str, Any
     found: dict[str, dict[str, float]] = {arm: {} for arm in arms}
     strict: dict[str, dict[str, float]] = {arm: {} for arm in arms}
     by_position: dict[int, list[float]] = {}
-    for item, rank in zip(items, order_ranks(len(items), n_sources)):
+    for i, (item, rank) in enumerate(zip(items, order_ranks(len(items), n_sources)), start=1):
         contexts = order_contexts(item, rank, tuple(sorted(set(arms.values()))))
         graded = {}
         for order, context in contexts.items():
@@ -83,8 +98,11 @@ def _order_arm(r: DoctorRun, questions: list[Any], reader: Any) -> dict[str, Any
             by_position.setdefault(gold_position(context, item.question) or 0, []).append(graded[order][0])
         for arm, order in arms.items():
             found[arm][item.question.id], strict[arm][item.question.id] = graded[order]
+        if i >= MIN_ORDER_QUESTIONS and curtailed(found["fixed"], found["configured"], len(items) - i):
+            break  # the remaining questions cannot change the verdict
     curve = [round(sum(v) / len(v), 3) if (v := by_position.get(p)) else None for p in range(1, n_sources + 1)]
-    return {"scores": found, "strict": strict, "orders": arms, "n_sources": n_sources, "by_position": curve}
+    return {"scores": found, "strict": strict, "orders": arms, "n_sources": n_sources, "by_position": curve,
+            "sampled": len(items)}  # fmt: skip
 
 
 def found_answer(question: Any, answer: Any) -> float:
@@ -169,7 +187,7 @@ def run(r: DoctorRun) -> ProbeResult:
     plot = {"title": "accuracy by gold position", "labels": [str(p) for p in range(1, k + 1)],
             "series": {f"{curve_reader.name} (k = {k})": curve}}  # fmt: skip
     figures: dict[str, dict[str, Any]]
-    order_spec = spec if configured == "llm" else r.probes.order_reader
+    order_spec = order_reader_spec(r)
     if order_spec == "none":
         arms = _rank_order_arm(r, questions, curve_reader)
         verdict = paired_rule(arms["fixed"], arms["configured"])
@@ -209,9 +227,11 @@ def run(r: DoctorRun) -> ProbeResult:
                            f"{model}, answer found ({n_sources} sources)": measured["by_position"]}}  # fmt: skip
         figures["configured"]["order_reader_accuracy_by_position"] = measured["by_position"]
         figures["configured"]["n_sources"] = n_sources
+        figures["configured"]["order_sample"] = measured["sampled"]  # asked: n of these (``curtailed``)
     figures.setdefault("configured", {}).update(
         {"order": r.config.order.order, "reader": reader_label, "accuracy_by_position": curve, "n_positions": n_curve}
     )
+    used = reader_label if reader_label == curve_reader.name else f"{reader_label}; the curve: {curve_reader.name}"
     return ProbeResult.judged(
-        NAME, verdict, figure, FIX, arms=figures, seconds=time.perf_counter() - started, plot=plot
+        NAME, verdict, figure, FIX, arms=figures, seconds=time.perf_counter() - started, plot=plot, model=used
     )
