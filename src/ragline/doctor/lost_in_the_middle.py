@@ -4,7 +4,8 @@ Single-document answerable questions; each has the gold chunk and hard distracto
 (``ragline.eval.position``) from the configured index. Two measurements:
 
 * **Order arm** (the judged one), on a fixed seeded sample (``order_questions`` of the probe file,
-  stratified by type, seed 0) with ``ORDER_SOURCES`` sources: the failure needs a long context, so at
+  stratified by type, seed 0; asked in turn, it stops after ``MIN_ORDER_QUESTIONS`` once the rest cannot
+  change the verdict, ``rules.curtailed``: at once when the configured order is the fix's) with ``ORDER_SOURCES`` sources: the failure needs a long context, so at
   least 10 sources (more than ``k`` when ``k`` is smaller). Each sampled question's gold source is given
   a retrieval rank 2..n in turn (the ranks cycle over the sample; at rank 1 every order shows it first,
   so the order cannot matter there), and the same ranked sources are read in three orders: *unfixed*
@@ -98,8 +99,11 @@ def _order_arm(r: DoctorRun, questions: list[Any], reader: Any) -> dict[str, Any
             by_position.setdefault(gold_position(context, item.question) or 0, []).append(graded[order][0])
         for arm, order in arms.items():
             found[arm][item.question.id], strict[arm][item.question.id] = graded[order]
-        if i >= MIN_ORDER_QUESTIONS and curtailed(found["fixed"], found["configured"], len(items) - i):
-            break  # the remaining questions cannot change the verdict
+        # The remaining questions cannot change the verdict: none can when the configured order is the fix's
+        # (every difference is 0), else when neither extreme completion of them would (``curtailed``).
+        left = 0 if arms["configured"] == arms["fixed"] else len(items) - i
+        if i >= MIN_ORDER_QUESTIONS and curtailed(found["fixed"], found["configured"], left):
+            break
     curve = [round(sum(v) / len(v), 3) if (v := by_position.get(p)) else None for p in range(1, n_sources + 1)]
     return {"scores": found, "strict": strict, "orders": arms, "n_sources": n_sources, "by_position": curve,
             "sampled": len(items)}  # fmt: skip
