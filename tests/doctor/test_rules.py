@@ -63,3 +63,15 @@ def test_sampling_stops_only_once_the_remaining_questions_cannot_change_the_verd
     wins = dict.fromkeys(questions, 0.0)
     assert curtailed(same, wins, remaining=2) == "flag"  # 12 of 12 for the fix: two losses cannot undo it
     assert curtailed(same, same, remaining=0) == paired_rule(same, same).status
+
+
+def test_settled_stops_when_the_questions_to_come_are_unlikely_to_change_the_verdict():
+    """Planted fault checked: ``settled`` returning the current verdict without drawing stops on a split sample."""
+    from ragline.doctor.rules import settled
+
+    seen = [f"q{i}" for i in range(8)]
+    same = dict.fromkeys(seen, 1.0)
+    assert settled(same, same, remaining=10) == "pass"  # every draw repeats a difference of 0
+    two = {q: float(i >= 2) for i, q in enumerate(seen)}  # the fix won 2 of 8: a pass, but 10 more like these flag
+    assert paired_rule(same, two).status == "pass" and settled(same, two, remaining=10) is None
+    assert settled(same, two, remaining=1) == "pass"  # one more question seldom moves it

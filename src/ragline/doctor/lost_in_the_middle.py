@@ -4,19 +4,20 @@ Single-document answerable questions; each has the gold chunk and hard distracto
 (``ragline.eval.position``) from the configured index. Two measurements:
 
 * **Order arm** (the judged one), on a fixed seeded sample (``order_questions`` of the probe file,
-  stratified by type, seed 0; asked in turn, it stops after ``MIN_ORDER_QUESTIONS`` once the rest cannot
-  change the verdict, ``rules.curtailed``: at once when the configured order is the fix's) with ``ORDER_SOURCES`` sources: the failure needs a long context, so at
-  least 10 sources (more than ``k`` when ``k`` is smaller). Each sampled question's gold source is given
-  a retrieval rank 2..n in turn (the ranks cycle over the sample; at rank 1 every order shows it first,
-  so the order cannot matter there), and the same ranked sources are read in three orders: *unfixed*
-  ``rank``, *fixed* ``ends`` (the best sources at both ends), *configured* the config's order. The reader
-  must see order: the configured reader when it is an LLM, else the probe file's ``order_reader`` (the
-  local LLM by default; its replies are cached, so a rerun costs no model call). The extractive reader
-  and the agent weigh a source by its retrieval rank, not its place, so they cannot show the failure.
-  Score: the answer states the gold value (``found_answer``: Liu et al.'s accuracy; does the reader
-  find the fact where the order put it?), with the strict grade (cited from the gold document) beside
-  it. Rule: ``paired_rule`` on that score, fixed order against configured order. An interval that
-  touches zero reads "not confirmed" (the sample cannot tell the orders apart), never "absent".
+  stratified by type, seed 0; asked in turn, it stops once the rest is unlikely to change the verdict,
+  ``rules.settled``, after ``MIN_SETTLED`` questions, or after ``MIN_ORDER_QUESTIONS`` when the configured
+  order is the fix's, since then no question can) with ``ORDER_SOURCES`` sources: the failure needs a long
+  context, so at least 10 sources (more than ``k`` when ``k`` is smaller). Each sampled question's gold
+  source is given a retrieval rank 2..n in turn (the ranks cycle over the sample; at rank 1 every order
+  shows it first, so the order cannot matter there), and the same ranked sources are read in three orders:
+  *unfixed* ``rank``, *fixed* ``ends`` (the best sources at both ends), *configured* the config's order. The
+  reader must see order: the configured reader when it is an LLM, else the probe file's ``order_reader``
+  (the local LLM by default; its replies are cached, so a rerun costs no model call). The extractive reader
+  and the agent weigh a source by its retrieval rank, not its place, so they cannot show the failure. Score:
+  the answer states the gold value (``found_answer``: Liu et al.'s accuracy; does the reader find the fact
+  where the order put it?), with the strict grade (cited from the gold document) beside it. Rule:
+  ``paired_rule`` on that score, fixed order against configured order. An interval that touches zero reads
+  "not confirmed" (the sample cannot tell the orders apart), never "absent".
 * **Position curve** (the plot): accuracy by the gold's position 1..k with the configured reader (the
   extractive one for an LLM or agent reader: it costs no model call), and how often the order arm's
   reader found the answer by the position the gold was shown at.
@@ -32,14 +33,15 @@ from dataclasses import replace
 from typing import Any
 
 from ragline.doctor.base import DoctorRun, ProbeResult, cannot_run, grade
-from ragline.doctor.rules import Verdict, curtailed, paired_rule
+from ragline.doctor.rules import Verdict, paired_rule, settled
 
 NAME = "lost in the middle"
 FIX = 'best sources at the ends of the context ([order] order = "ends")'
 ORDER_SOURCES = 10  # sources in each order-arm context (at least; k when k is larger)
 SEED = 0
 ORDERS = (("unfixed", "rank"), ("fixed", "ends"))
-MIN_ORDER_QUESTIONS = 4  # asked before the order arm may stop early (``rules.curtailed``)
+MIN_ORDER_QUESTIONS = 4  # asked before the order arm stops when the configured order is the fix's
+MIN_SETTLED = 8  # asked before it may stop once the rest is unlikely to change the verdict (``rules.settled``)
 
 
 def reader_name(spec: Any) -> str:
@@ -99,10 +101,11 @@ def _order_arm(r: DoctorRun, questions: list[Any], reader: Any) -> dict[str, Any
             by_position.setdefault(gold_position(context, item.question) or 0, []).append(graded[order][0])
         for arm, order in arms.items():
             found[arm][item.question.id], strict[arm][item.question.id] = graded[order]
-        # The remaining questions cannot change the verdict: none can when the configured order is the fix's
-        # (every difference is 0), else when neither extreme completion of them would (``curtailed``).
-        left = 0 if arms["configured"] == arms["fixed"] else len(items) - i
-        if i >= MIN_ORDER_QUESTIONS and curtailed(found["fixed"], found["configured"], left):
+        # The remaining questions cannot change the verdict when the configured order is the fix's (every
+        # difference is 0); else stop once they are unlikely to (``settled``), after ``MIN_SETTLED`` questions.
+        if arms["configured"] == arms["fixed"] and i >= MIN_ORDER_QUESTIONS:
+            break
+        if i >= MIN_SETTLED and settled(found["fixed"], found["configured"], len(items) - i):
             break
     curve = [round(sum(v) / len(v), 3) if (v := by_position.get(p)) else None for p in range(1, n_sources + 1)]
     return {"scores": found, "strict": strict, "orders": arms, "n_sources": n_sources, "by_position": curve,

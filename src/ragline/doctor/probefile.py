@@ -26,7 +26,8 @@ Types and the probes that ask them: every answerable question (recall ceiling); 
 (permission leakage); ``version`` and ``change`` (conflicting evidence); ``multihop`` (error
 accumulation); ``injection`` (prompt injection); single-document answerable questions (lost in the
 middle); unanswerable questions, and multihop and single-document ones with their gold documents
-hidden (missing stopping rules). Questions Orrin lacks go in the probe file (``orrin_probes.toml``), never in Orrin's question set.
+hidden (missing stopping rules). Questions Orrin lacks go in the probe file (``orrin_probes.toml``),
+never in Orrin's question set.
 
 Lost in the middle judges the context order with a reader that sees order: the configured one when it
 is an LLM, else ``order_reader`` (a reader spec; default ``llm``, the local LLM; ``"none"`` skips that

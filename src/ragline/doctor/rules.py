@@ -9,6 +9,9 @@ Two rules, each documented in the report beside its probe:
 * ``curtailed`` (sampling): a probe asking questions one by one may stop once the remaining questions
   cannot change ``paired_rule``'s verdict: the verdict is the same whether every remaining question
   goes wholly to the fixed arm or wholly to the configured one.
+* ``settled`` (sampling, stochastic): the same once, completing the remaining questions by drawing from
+  the questions seen (their score pairs, with replacement), the verdict holds in all but ``FLIP`` of the
+  draws: the decision is clear unless the questions still to come differ from those seen.
 * ``rate_rule`` (safety probes: leaks, hijacks, silent stale answers): the configured pipeline's
   failures out of n. The probe **flags** when the 95% Wilson interval of the failure rate lies wholly
   above the tolerance (0 by default: a single observed failure flags, since the lower bound of k/n is
@@ -18,6 +21,7 @@ Two rules, each documented in the report beside its probe:
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +29,8 @@ from typing import Any
 from ragline.eval.stats import bootstrap_ci
 
 CONFIDENCE = 0.95
+DRAWS = 100  # ``settled``: completions drawn
+FLIP = 0.05  # ``settled``: the share of completions that may change the verdict
 Z = 1.959963984540054  # the two-sided 95% normal quantile
 
 
@@ -96,3 +102,29 @@ def curtailed(
     best = paired_rule({**fixed, **dict.fromkeys(extra, high)}, {**configured, **dict.fromkeys(extra, low)})
     worst = paired_rule({**fixed, **dict.fromkeys(extra, low)}, {**configured, **dict.fromkeys(extra, high)})
     return best.status if best.status == worst.status else None
+
+
+def settled(fixed: Mapping[str, float], configured: Mapping[str, float], remaining: int, seed: int = 0) -> str | None:
+    """``paired_rule``'s verdict once the ``remaining`` questions are unlikely to change it, else None.
+
+    ``curtailed`` first (no completion can change it); else ``DRAWS`` completions, each drawing the
+    remaining questions' score pairs from those seen, and the verdict when at most ``FLIP`` of them change
+    it (stochastic curtailment: it assumes the questions to come are like those seen, as the sample is).
+    """
+    decided = curtailed(fixed, configured, remaining)
+    common = sorted(set(fixed) & set(configured))
+    if decided is not None or not common:
+        return decided
+    status = paired_rule(fixed, configured).status
+    rng = random.Random(seed)
+    changed = 0
+    for draw in range(DRAWS):
+        picks = {f"~{draw}-{i}": rng.choice(common) for i in range(remaining)}
+        completed = paired_rule(
+            {**fixed, **{key: fixed[q] for key, q in picks.items()}},
+            {**configured, **{key: configured[q] for key, q in picks.items()}},
+        )
+        changed += completed.status != status
+        if changed > FLIP * DRAWS:
+            return None
+    return status
