@@ -227,7 +227,8 @@ def run(r: DoctorRun) -> ProbeResult:
         order, found = r.config.order.order, figures["configured"]["found"]
         compared = (f"{ends} in ends order (configured) vs {figures['unfixed']['found']} in rank order"
                     if order == "ends" else f"{found} in {order} order vs {ends} in ends order")  # fmt: skip
-        figure = f"answer found {compared}, {n_sources} sources, gold ranked 2..{n_sources} ({model}{why}){note}"
+        asked = f"{figures['fixed']['n']} of {measured['sampled']} questions, {n_sources} sources"
+        figure = f"answer found {compared}, {asked}, gold ranked 2..{n_sources} ({model}{why}){note}"
         labels = [str(p) for p in range(1, n_sources + 1)]
         plot = {"title": "accuracy by gold position", "labels": labels[: max(k, n_sources)],
                 "series": {f"{curve_reader.name} (k = {k})": curve + [None] * (n_sources - k),
