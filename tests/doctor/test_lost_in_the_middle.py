@@ -110,3 +110,12 @@ def test_the_order_arm_reads_with_a_local_llm_on_a_fixed_sample(tmp_path: Path) 
     # unfixed and configured are both rank order: the same contexts, the same (cached) replies
     assert result.arms["unfixed"]["correct"] == result.arms["configured"]["correct"]
     assert result.status in ("pass", "flag") and "fixed - configured" in result.rule
+
+
+def test_with_the_fixs_order_configured_the_order_arm_is_not_read(tmp_path: Path) -> None:
+    """Planted fault checked: without the ends-order branch the probe builds the order reader, here a model
+    file that does not exist, and cannot run."""
+    extra = "order_reader = \"llm:model='local:/nonexistent/model.gguf'\""
+    result = lost_in_the_middle.run(_run(tmp_path, _probe_file(tmp_path, extra), order="ends"))
+    assert result.reason is None and result.status == "pass", (result.reason, result.rule)
+    assert "not read" in result.rule and result.model == "extractive"

@@ -50,8 +50,12 @@ def test_quick_json_lists_nine_probes_with_seconds_and_reader(tmp_path: Path, ca
 def test_the_progress_line_says_which_probes_need_the_llm_and_about_how_long() -> None:
     """Planted fault checked: ``announce`` ignoring a probe's own ``llm_calls`` says the order arm needs none."""
     probes = load_probe_file()  # order_reader: the local LLM
-    run = DoctorRun(load_config("recommended"), probes, index=object())
+    run = DoctorRun(load_config("weak"), probes, index=object())  # rank order: the order arm is read
     line = announce(lost_in_the_middle, run)
     assert f"needs the LLM: up to {probes.order_questions * 2} calls" in line and "min" in line
     assert announce(recall_ceiling, run).endswith("(no LLM)")
-    assert lost_in_the_middle.llm_calls(DoctorRun(load_config("recommended"), probes.quick(), index=object())) == 8
+    assert lost_in_the_middle.llm_calls(DoctorRun(load_config("weak"), probes.quick(), index=object())) == 8
+    # ends order is the fix's: the arm is not read, so no LLM
+    assert announce(lost_in_the_middle, DoctorRun(load_config("recommended"), probes, index=object())).endswith(
+        "(no LLM)"
+    )

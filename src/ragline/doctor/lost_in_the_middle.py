@@ -5,19 +5,19 @@ Single-document answerable questions; each has the gold chunk and hard distracto
 
 * **Order arm** (the judged one), on a fixed seeded sample (``order_questions`` of the probe file,
   stratified by type, seed 0; asked in turn, it stops once the rest is unlikely to change the verdict,
-  ``rules.settled``, after ``MIN_SETTLED`` questions, or after ``MIN_ORDER_QUESTIONS`` when the configured
-  order is the fix's, since then no question can) with ``ORDER_SOURCES`` sources: the failure needs a long
-  context, so at least 10 sources (more than ``k`` when ``k`` is smaller). Each sampled question's gold
-  source is given a retrieval rank 2..n in turn (the ranks cycle over the sample; at rank 1 every order
-  shows it first, so the order cannot matter there), and the same ranked sources are read in three orders:
-  *unfixed* ``rank``, *fixed* ``ends`` (the best sources at both ends), *configured* the config's order. The
-  reader must see order: the configured reader when it is an LLM, else the probe file's ``order_reader``
-  (the local LLM by default; its replies are cached, so a rerun costs no model call). The extractive reader
-  and the agent weigh a source by its retrieval rank, not its place, so they cannot show the failure. Score:
-  the answer states the gold value (``found_answer``: Liu et al.'s accuracy; does the reader find the fact
-  where the order put it?), with the strict grade (cited from the gold document) beside it. Rule:
-  ``paired_rule`` on that score, fixed order against configured order. An interval that touches zero reads
-  "not confirmed" (the sample cannot tell the orders apart), never "absent".
+  ``rules.settled``, after ``MIN_SETTLED`` questions; not read at all when the configured order is the
+  fix's, since then every difference is 0) with ``ORDER_SOURCES`` sources: the failure needs a long context,
+  so at least 10 sources (more than ``k`` when ``k`` is smaller). Each sampled question's gold source is
+  given a retrieval rank 2..n in turn (the ranks cycle over the sample; at rank 1 every order shows it
+  first, so the order cannot matter there), and the same ranked sources are read in three orders: *unfixed*
+  ``rank``, *fixed* ``ends`` (the best sources at both ends), *configured* the config's order. The reader
+  must see order: the configured reader when it is an LLM, else the probe file's ``order_reader`` (the local
+  LLM by default; its replies are cached, so a rerun costs no model call). The extractive reader and the
+  agent weigh a source by its retrieval rank, not its place, so they cannot show the failure. Score: the
+  answer states the gold value (``found_answer``: Liu et al.'s accuracy; does the reader find the fact where
+  the order put it?), with the strict grade (cited from the gold document) beside it. Rule: ``paired_rule``
+  on that score, fixed order against configured order. An interval that touches zero reads "not confirmed"
+  (the sample cannot tell the orders apart), never "absent".
 * **Position curve** (the plot): accuracy by the gold's position 1..k with the configured reader (the
   extractive one for an LLM or agent reader: it costs no model call), and how often the order arm's
   reader found the answer by the position the gold was shown at.
@@ -40,7 +40,7 @@ FIX = 'best sources at the ends of the context ([order] order = "ends")'
 ORDER_SOURCES = 10  # sources in each order-arm context (at least; k when k is larger)
 SEED = 0
 ORDERS = (("unfixed", "rank"), ("fixed", "ends"))
-MIN_ORDER_QUESTIONS = 4  # asked before the order arm stops when the configured order is the fix's
+FIXED_ORDER = dict(ORDERS)["fixed"]
 MIN_SETTLED = 8  # asked before it may stop once the rest is unlikely to change the verdict (``rules.settled``)
 
 
@@ -55,9 +55,10 @@ def order_reader_spec(r: DoctorRun) -> Any:
 
 
 def llm_calls(r: DoctorRun) -> int:
-    """At most how many LLM calls: one per sampled question and distinct order, when the order reader is an LLM."""
+    """At most how many LLM calls: one per sampled question and distinct order, when the order reader is an LLM
+    (none when the configured order is the fix's: the arm is not read then)."""
     spec = order_reader_spec(r)
-    if spec == "none" or not r.reader_calls_llm(spec):
+    if spec == "none" or not r.reader_calls_llm(spec) or r.config.order.order == FIXED_ORDER:
         return 0
     return r.probes.order_questions * len({*dict(ORDERS).values(), r.config.order.order})
 
@@ -101,10 +102,7 @@ def _order_arm(r: DoctorRun, questions: list[Any], reader: Any) -> dict[str, Any
             by_position.setdefault(gold_position(context, item.question) or 0, []).append(graded[order][0])
         for arm, order in arms.items():
             found[arm][item.question.id], strict[arm][item.question.id] = graded[order]
-        # The remaining questions cannot change the verdict when the configured order is the fix's (every
-        # difference is 0); else stop once they are unlikely to (``settled``), after ``MIN_SETTLED`` questions.
-        if arms["configured"] == arms["fixed"] and i >= MIN_ORDER_QUESTIONS:
-            break
+        # Stop once the remaining questions are unlikely to change the verdict, after ``MIN_SETTLED`` questions.
         if i >= MIN_SETTLED and settled(found["fixed"], found["configured"], len(items) - i):
             break
     curve = [round(sum(v) / len(v), 3) if (v := by_position.get(p)) else None for p in range(1, n_sources + 1)]
@@ -201,6 +199,14 @@ def run(r: DoctorRun) -> ProbeResult:
         figures = {a: {"correct": round(sum(v.values()) / len(v), 3), "n": len(v)} for a, v in arms.items() if v}
         note = "" if verdict.status == "flag" else f"; not confirmed: the {curve_reader.name} reader reads by rank"
         figure = f"accuracy {curve[0]} at position 1, {middle} in the middle ({curve_reader.name} reader){note}"
+        reader_label = curve_reader.name
+    elif r.config.order.order == FIXED_ORDER:
+        # fixed - configured is 0 on every question by construction: the decision is clear before any reading.
+        verdict = Verdict("pass", f"the configured order is the fix's ({FIXED_ORDER}): fixed - configured = 0 on "
+                                  "every question, so no sample can flag it; the order arm was not read")  # fmt: skip
+        figures = {}
+        figure = (f"the configured order is the fix ({FIXED_ORDER}); accuracy {curve[0]} at position 1, {middle} "
+                  f"in the middle ({curve_reader.name} reader)")  # fmt: skip
         reader_label = curve_reader.name
     else:
         order_reader = build_reader(order_spec)
