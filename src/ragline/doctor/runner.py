@@ -34,9 +34,10 @@ PROBES = (
     prompt_injection,
 )
 ARMS = 3  # unfixed, fixed, configured: a probe without its own ``llm_calls`` reads each question in each at most
-# Seconds of one uncached LLM read (the local 0.5B model, 128 tokens, 2 busy cores; BENCHMARKS.md "Doctor, cold"):
-# the progress line's estimate, never a limit.
-SECONDS_PER_CALL = 8.0
+# Seconds of one uncached LLM read for the progress line's estimate, never a limit: the weak pipeline's cold
+# lost-in-the-middle arm took 437 s for 16 reads of 10 sources by the local 0.5B model, the model's first load
+# included, on 2 cores at load 8-11 (BENCHMARKS.md "Doctor: nine probes, a cold first run").
+SECONDS_PER_CALL = 27.0
 
 
 def llm_calls(probe: Any, run: DoctorRun) -> int:
