@@ -34,7 +34,7 @@ NINE = {
 def test_quick_json_lists_nine_probes_with_seconds_and_reader(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """Planted fault checked: ``stopping`` left out of ``PROBES`` lists eight."""
     config = tmp_path / "bm25.toml"
-    config.write_text(BM25.format(name="quick", reader='"extractive"'))
+    config.write_text(BM25.format(reader='"extractive"'))
     probes = tmp_path / "probes.toml"  # Orrin's questions; lost in the middle without its LLM order arm
     probes.write_text('corpus = "orrin"\norder_reader = "none"\n')
     code = main(["doctor", "--quick", "--config", str(config), "--probes", str(probes), "--output", "json"])

@@ -13,26 +13,18 @@ from ragline.doctor import stopping
 from ragline.doctor.base import DoctorRun
 from ragline.doctor.probefile import load_probe_file
 
+from .test_error_accumulation import WEAK_BM25
+
 pytestmark = pytest.mark.slow
 
-BM25 = """schema = 1
-name = "bm25-{name}"
-[ingest]
-chunker = "fixed:size=100,overlap=30"
-context = "none"
-[index]
-embedder = "none"
-[retrieve]
-retriever = "bm25"
-k = 5
-[read]
-reader = {reader}
-"""
+# error accumulation's config over 100-word chunks, its reader an inline table or a quoted spec
+BM25 = WEAK_BM25.replace("size=20,overlap=0", "size=100,overlap=30").replace('"{reader}"', "{reader}")
+assert "size=100" in BM25 and '"{reader}"' not in BM25  # the template it is made from still has those lines
 
 
 def _run(tmp_path: Path, name: str, reader: str) -> DoctorRun:
     config = tmp_path / f"{name}.toml"
-    config.write_text(BM25.format(name=name, reader=reader))
+    config.write_text(BM25.format(reader=reader))
     probes = load_probe_file().quick()
     return DoctorRun(load_config(str(config)), probes, work=tmp_path / f"work-{name}", quick=True)
 
