@@ -110,3 +110,72 @@ def test_the_order_arm_reads_with_a_local_llm_on_a_fixed_sample(tmp_path: Path) 
     # unfixed and configured are both rank order: the same contexts, the same (cached) replies
     assert result.arms["unfixed"]["correct"] == result.arms["configured"]["correct"]
     assert result.status in ("pass", "flag") and "fixed - configured" in result.rule
+
+
+def test_with_the_fixs_order_configured_the_order_arm_is_not_read(tmp_path: Path) -> None:
+    """Planted fault checked: without the ends-order branch the probe builds the order reader, here a model
+    file that does not exist, and cannot run."""
+    extra = "order_reader = \"llm:model='local:/nonexistent/model.gguf'\""
+    result = lost_in_the_middle.run(_run(tmp_path, _probe_file(tmp_path, extra), order="ends"))
+    assert result.reason is None and result.status == "pass", (result.reason, result.rule)
+    assert "not read" in result.rule and result.model == "extractive"
+
+
+@pytest.fixture
+def openai_stub():  # type: ignore[no-untyped-def]
+    """An OpenAI-compatible chat server that answers every request with one JSON reply; (url, request bodies)."""
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    bodies: list[dict] = []  # type: ignore[type-arg]
+    reply = json.dumps({"choices": [{"index": 0, "message": {"role": "assistant",
+                        "content": '{"answer": "50 MW", "sources": [1]}'}}]}).encode()  # fmt: skip
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self) -> None:
+            bodies.append(json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"null"))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(reply)))
+            self.end_headers()
+            self.wfile.write(reply)
+
+        def log_message(self, *args) -> None:  # type: ignore[no-untyped-def]
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1", bodies
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_llm_flag_sends_the_order_arm_to_an_openai_compatible_server_and_the_row_names_its_model(
+    tmp_path: Path,
+    openai_stub,
+    capsys,  # type: ignore[no-untyped-def]
+) -> None:
+    """Planted fault checked: ``--llm`` not reaching the probe file's order reader reads with the local LLM, so
+    the stub sees no request and the row names qwen."""
+    import json
+
+    from ragline.cli import main
+
+    url, bodies = openai_stub
+    config = tmp_path / "rank.toml"
+    config.write_text(CONFIG.format(order="rank"))
+    probes = _probe_file(tmp_path, "order_questions = 2")
+    argv = ["doctor", "--config", str(config), "--probes", str(probes), "--only", "lost in the middle",
+            "--llm", f"openai:{url}?model=big-model", "--output", "json"]  # fmt: skip
+    assert main(argv) == 0
+    row = json.loads(capsys.readouterr().out)["probes"][0]
+    assert row.get("reason") is None, row
+    assert bodies and all(body["model"] == "big-model" for body in bodies)
+    assert "big-model" in row["model"] and row["arms"]["fixed"]["n"] == 2

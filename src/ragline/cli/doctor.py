@@ -32,6 +32,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="probe file: questions, gold documents, principals (default: the built-in Orrin Grid one)",
     )
     p.add_argument("--only", metavar="NAMES", help="comma-separated probe names (default: all)")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="smoke run: a few questions of each type (its verdicts rest on small samples; not for a decision)",
+    )
+    p.add_argument(
+        "--llm",
+        metavar="SPEC",
+        help="the LLM lost in the middle reads with when the configured reader is no LLM, e.g. "
+        "openai:http://HOST:PORT/v1?model=NAME (default: the probe file's order_reader, the local LLM)",
+    )
     p.add_argument("--markdown", metavar="FILE", help="write the Markdown report here")
     p.add_argument("--html", metavar="FILE", help="write the self-contained HTML report (with plots) here")
     p.add_argument("--output", choices=("table", "json"), default="table", help="json: one line on stdout")
@@ -44,6 +55,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     from ragline.doctor.probefile import load_probe_file
     from ragline.doctor.report import html_page, markdown
     from ragline.doctor.runner import PROBES, run_doctor
+    from ragline.specs import format_spec
 
     wanted = {n.strip() for n in args.only.split(",") if n.strip()} if args.only else None
     unknown = sorted((wanted or set()) - {probe.NAME for probe in PROBES})
@@ -52,11 +64,14 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         raise ConfigError(f"--only: no probe named {', '.join(map(repr, unknown))}; the probes are {names}")
     config = load_config(args.config)  # any filter placement: the doctor measures the unsafe one too
     probes = load_probe_file(args.probes)
+    if args.llm:
+        probes.order_reader = format_spec("llm", {"model": args.llm})
     result = run_doctor(
         config,
         probes,
         log=lambda s: stderr.print(s, markup=False),
         only=None if wanted is None else wanted.__contains__,
+        quick=args.quick,
     )
     if args.markdown:
         Path(args.markdown).write_text(markdown(result), encoding="utf-8")

@@ -37,6 +37,7 @@ class ProbeResult:
     plot: dict[str, Any] | None = None  # {"title", "labels", "series": {name: [values]}}
     reason: str | None = None  # why the probe could not run (status flag)
     seconds: float = 0.0
+    model: str = ""  # the reader (and its LLM) whose answers the probe judged
 
     @classmethod
     def judged(cls, name: str, verdict: Verdict, figure: str, fix: str, **rest: Any) -> ProbeResult:
@@ -52,6 +53,7 @@ class ProbeResult:
             "arms": self.arms,
             "plot": self.plot,
             "seconds": round(self.seconds, 1),
+            "model": self.model,
         }
         if self.reason:
             out["reason"] = self.reason
@@ -64,6 +66,7 @@ class DoctorRun:
     probes: ProbeFile
     index: Any = None
     log: Log | None = None
+    quick: bool = False  # a smoke run: a few questions of each type (``quick_sample``)
     work: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="ragline-doctor-")))
 
     def __post_init__(self) -> None:
@@ -80,6 +83,12 @@ class DoctorRun:
 
         config = self.config.with_overrides(**stages)
         return RAGPipeline.from_config(config, self.index, reader=reader)
+
+    @staticmethod
+    def reader_calls_llm(spec: Any) -> int:
+        """1 when the reader ``spec`` calls an LLM (an ``llm`` reader, or an agent reading or decomposing with one)."""
+        named = reader_model(spec)
+        return int("llm (" in named or "LLM decomposer" in named)
 
     @property
     def has_vectors(self) -> bool:
@@ -117,6 +126,20 @@ def build_index(config: PipelineConfig, probes: ProbeFile, path: Path) -> Any:
     index.commit()
     record_source(path, probes.documents)
     return index
+
+
+def reader_model(spec: Any) -> str:
+    """The reader a spec names, with the LLM it calls: ``llm (local:qwen2.5-coder-0.5b)``, ``agent (extractive)``."""
+    from ragline.models.llm.load import DEFAULT_LLM
+    from ragline.specs import parse_spec
+
+    name, params = parse_spec(spec, "reader") if isinstance(spec, str) else (str(spec.get("name", "")), dict(spec))
+    if name == "llm":
+        return f"llm ({params.get('model') or DEFAULT_LLM})"
+    if name == "agent":
+        inner = reader_model(str(params.get("reader", "extractive")))
+        return f"agent ({inner}" + (", LLM decomposer)" if params.get("decomposer") == "llm" else ")")
+    return name
 
 
 def filter_of(question: Question) -> Any:

@@ -4,18 +4,20 @@ Single-document answerable questions; each has the gold chunk and hard distracto
 (``ragline.eval.position``) from the configured index. Two measurements:
 
 * **Order arm** (the judged one), on a fixed seeded sample (``order_questions`` of the probe file,
-  stratified by type, seed 0) with ``ORDER_SOURCES`` sources: the failure needs a long context, so at
-  least 10 sources (more than ``k`` when ``k`` is smaller). Each sampled question's gold source is given
-  a retrieval rank 2..n in turn (the ranks cycle over the sample; at rank 1 every order shows it first,
-  so the order cannot matter there), and the same ranked sources are read in three orders: *unfixed*
+  stratified by type, seed 0; asked in turn, it stops once the rest is unlikely to change the verdict,
+  ``rules.settled``, after ``MIN_SETTLED`` questions; not read at all when the configured order is the
+  fix's, since then every difference is 0) with ``ORDER_SOURCES`` sources: the failure needs a long context,
+  so at least 10 sources (more than ``k`` when ``k`` is smaller). Each sampled question's gold source is
+  given a retrieval rank 2..n in turn (the ranks cycle over the sample; at rank 1 every order shows it
+  first, so the order cannot matter there), and the same ranked sources are read in three orders: *unfixed*
   ``rank``, *fixed* ``ends`` (the best sources at both ends), *configured* the config's order. The reader
-  must see order: the configured reader when it is an LLM, else the probe file's ``order_reader`` (the
-  local LLM by default; its replies are cached, so a rerun costs no model call). The extractive reader
-  and the agent weigh a source by its retrieval rank, not its place, so they cannot show the failure.
-  Score: the answer states the gold value (``found_answer``: Liu et al.'s accuracy; does the reader
-  find the fact where the order put it?), with the strict grade (cited from the gold document) beside
-  it. Rule: ``paired_rule`` on that score, fixed order against configured order. An interval that
-  touches zero reads "not confirmed" (the sample cannot tell the orders apart), never "absent".
+  must see order: the configured reader when it is an LLM, else the probe file's ``order_reader`` (the local
+  LLM by default; its replies are cached, so a rerun costs no model call). The extractive reader and the
+  agent weigh a source by its retrieval rank, not its place, so they cannot show the failure. Score: the
+  answer states the gold value (``found_answer``: Liu et al.'s accuracy; does the reader find the fact where
+  the order put it?), with the strict grade (cited from the gold document) beside it. Rule: ``paired_rule``
+  on that score, fixed order against configured order. An interval that touches zero reads "not confirmed"
+  (the sample cannot tell the orders apart), never "absent".
 * **Position curve** (the plot): accuracy by the gold's position 1..k with the configured reader (the
   extractive one for an LLM or agent reader: it costs no model call), and how often the order arm's
   reader found the answer by the position the gold was shown at.
@@ -31,17 +33,34 @@ from dataclasses import replace
 from typing import Any
 
 from ragline.doctor.base import DoctorRun, ProbeResult, cannot_run, grade
-from ragline.doctor.rules import Verdict, paired_rule
+from ragline.doctor.rules import Verdict, paired_rule, settled
 
 NAME = "lost in the middle"
 FIX = 'best sources at the ends of the context ([order] order = "ends")'
 ORDER_SOURCES = 10  # sources in each order-arm context (at least; k when k is larger)
 SEED = 0
 ORDERS = (("unfixed", "rank"), ("fixed", "ends"))
+FIXED_ORDER = dict(ORDERS)["fixed"]
+MIN_SETTLED = 8  # asked before it may stop once the rest is unlikely to change the verdict (``rules.settled``)
 
 
 def reader_name(spec: Any) -> str:
     return (spec if isinstance(spec, str) else str(spec.get("name", ""))).split(":")[0]
+
+
+def order_reader_spec(r: DoctorRun) -> Any:
+    """The reader the order arm reads with: the configured one when it is an LLM, else the probe file's."""
+    spec = r.config.read.reader
+    return spec if reader_name(spec) == "llm" else r.probes.order_reader
+
+
+def llm_calls(r: DoctorRun) -> int:
+    """At most how many LLM calls: one per sampled question and distinct order, when the order reader is an LLM
+    (none when the configured order is the fix's: the arm is not read then)."""
+    spec = order_reader_spec(r)
+    if spec == "none" or not r.reader_calls_llm(spec) or r.config.order.order == FIXED_ORDER:
+        return 0
+    return r.probes.order_questions * len({*dict(ORDERS).values(), r.config.order.order})
 
 
 def order_ranks(n_items: int, n_sources: int) -> list[int]:
@@ -73,7 +92,7 @@ def _order_arm(r: DoctorRun, questions: list[Any], reader: Any) -> dict[str, Any
     found: dict[str, dict[str, float]] = {arm: {} for arm in arms}
     strict: dict[str, dict[str, float]] = {arm: {} for arm in arms}
     by_position: dict[int, list[float]] = {}
-    for item, rank in zip(items, order_ranks(len(items), n_sources)):
+    for i, (item, rank) in enumerate(zip(items, order_ranks(len(items), n_sources)), start=1):
         contexts = order_contexts(item, rank, tuple(sorted(set(arms.values()))))
         graded = {}
         for order, context in contexts.items():
@@ -83,8 +102,12 @@ def _order_arm(r: DoctorRun, questions: list[Any], reader: Any) -> dict[str, Any
             by_position.setdefault(gold_position(context, item.question) or 0, []).append(graded[order][0])
         for arm, order in arms.items():
             found[arm][item.question.id], strict[arm][item.question.id] = graded[order]
+        # Stop once the remaining questions are unlikely to change the verdict, after ``MIN_SETTLED`` questions.
+        if i >= MIN_SETTLED and settled(found["fixed"], found["configured"], len(items) - i):
+            break
     curve = [round(sum(v) / len(v), 3) if (v := by_position.get(p)) else None for p in range(1, n_sources + 1)]
-    return {"scores": found, "strict": strict, "orders": arms, "n_sources": n_sources, "by_position": curve}
+    return {"scores": found, "strict": strict, "orders": arms, "n_sources": n_sources, "by_position": curve,
+            "sampled": len(items)}  # fmt: skip
 
 
 def found_answer(question: Any, answer: Any) -> float:
@@ -169,13 +192,21 @@ def run(r: DoctorRun) -> ProbeResult:
     plot = {"title": "accuracy by gold position", "labels": [str(p) for p in range(1, k + 1)],
             "series": {f"{curve_reader.name} (k = {k})": curve}}  # fmt: skip
     figures: dict[str, dict[str, Any]]
-    order_spec = spec if configured == "llm" else r.probes.order_reader
+    order_spec = order_reader_spec(r)
     if order_spec == "none":
         arms = _rank_order_arm(r, questions, curve_reader)
         verdict = paired_rule(arms["fixed"], arms["configured"])
         figures = {a: {"correct": round(sum(v.values()) / len(v), 3), "n": len(v)} for a, v in arms.items() if v}
         note = "" if verdict.status == "flag" else f"; not confirmed: the {curve_reader.name} reader reads by rank"
         figure = f"accuracy {curve[0]} at position 1, {middle} in the middle ({curve_reader.name} reader){note}"
+        reader_label = curve_reader.name
+    elif r.config.order.order == FIXED_ORDER:
+        # fixed - configured is 0 on every question by construction: the decision is clear before any reading.
+        verdict = Verdict("pass", f"the configured order is the fix's ({FIXED_ORDER}): fixed - configured = 0 on "
+                                  "every question, so no sample can flag it; the order arm was not read")  # fmt: skip
+        figures = {}
+        figure = (f"the configured order is the fix ({FIXED_ORDER}); accuracy {curve[0]} at position 1, {middle} "
+                  f"in the middle ({curve_reader.name} reader)")  # fmt: skip
         reader_label = curve_reader.name
     else:
         order_reader = build_reader(order_spec)
@@ -202,16 +233,19 @@ def run(r: DoctorRun) -> ProbeResult:
         order, found = r.config.order.order, figures["configured"]["found"]
         compared = (f"{ends} in ends order (configured) vs {figures['unfixed']['found']} in rank order"
                     if order == "ends" else f"{found} in {order} order vs {ends} in ends order")  # fmt: skip
-        figure = f"answer found {compared}, {n_sources} sources, gold ranked 2..{n_sources} ({model}{why}){note}"
+        asked = f"{figures['fixed']['n']} of {measured['sampled']} questions, {n_sources} sources"
+        figure = f"answer found {compared}, {asked}, gold ranked 2..{n_sources} ({model}{why}){note}"
         labels = [str(p) for p in range(1, n_sources + 1)]
         plot = {"title": "accuracy by gold position", "labels": labels[: max(k, n_sources)],
                 "series": {f"{curve_reader.name} (k = {k})": curve + [None] * (n_sources - k),
                            f"{model}, answer found ({n_sources} sources)": measured["by_position"]}}  # fmt: skip
         figures["configured"]["order_reader_accuracy_by_position"] = measured["by_position"]
         figures["configured"]["n_sources"] = n_sources
+        figures["configured"]["order_sample"] = measured["sampled"]  # asked: n of these (``curtailed``)
     figures.setdefault("configured", {}).update(
         {"order": r.config.order.order, "reader": reader_label, "accuracy_by_position": curve, "n_positions": n_curve}
     )
+    used = reader_label if reader_label == curve_reader.name else f"{reader_label}; the curve: {curve_reader.name}"
     return ProbeResult.judged(
-        NAME, verdict, figure, FIX, arms=figures, seconds=time.perf_counter() - started, plot=plot
+        NAME, verdict, figure, FIX, arms=figures, seconds=time.perf_counter() - started, plot=plot, model=used
     )

@@ -25,7 +25,9 @@ Types and the probes that ask them: every answerable question (recall ceiling); 
 ``paraphrase`` (stale index); ``literal``, ``section`` with distractors (distractors); ``permission``
 (permission leakage); ``version`` and ``change`` (conflicting evidence); ``multihop`` (error
 accumulation); ``injection`` (prompt injection); single-document answerable questions (lost in the
-middle). Questions Orrin lacks go in the probe file (``orrin_probes.toml``), never in Orrin's question set.
+middle); unanswerable questions, and multihop and single-document ones with their gold documents
+hidden (missing stopping rules). Questions Orrin lacks go in the probe file (``orrin_probes.toml``),
+never in Orrin's question set.
 
 Lost in the middle judges the context order with a reader that sees order: the configured one when it
 is an LLM, else ``order_reader`` (a reader spec; default ``llm``, the local LLM; ``"none"`` skips that
@@ -39,7 +41,7 @@ from __future__ import annotations
 
 import json
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -49,7 +51,9 @@ from ragline.errors import ConfigError
 
 BUILTIN = "orrin"
 DEFAULT_ORDER_READER = "llm"
-DEFAULT_ORDER_QUESTIONS = 18  # two LLM calls each: about 10 minutes cold on one busy core, seconds when cached
+DEFAULT_ORDER_QUESTIONS = 18  # two LLM calls each, fewer when the decision is clear early (``rules.curtailed``)
+QUICK_PER_KIND = 3  # ``ragline doctor --quick``: questions of each type (and answerability) kept
+QUICK_ORDER_QUESTIONS = 4
 _QUESTION_KEYS = {
     "id",
     "text",
@@ -78,6 +82,16 @@ class ProbeFile:
 
     def of_type(self, *types: str) -> list[Question]:
         return [q for q in self.questions if q.type in types]
+
+    def quick(self) -> ProbeFile:
+        """A smoke run's probe file: the first ``QUICK_PER_KIND`` questions of each type and answerability."""
+        kept: dict[tuple[str, bool], list[Question]] = {}
+        for q in self.questions:
+            group = kept.setdefault((q.type, q.expected_abstain), [])
+            if len(group) < QUICK_PER_KIND:
+                group.append(q)
+        return replace(self, questions=[q for group in kept.values() for q in group],
+                       order_questions=min(self.order_questions, QUICK_ORDER_QUESTIONS))  # fmt: skip
 
     def answerable(self) -> list[Question]:
         return [q for q in self.questions if not q.expected_abstain and q.gold_doc_ids and q.type != "change"]

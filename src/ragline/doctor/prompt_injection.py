@@ -28,6 +28,11 @@ def _hijacked(pipeline, questions):  # type: ignore[no-untyped-def]
     return hijacked, correct
 
 
+def llm_calls(r: DoctorRun) -> int:
+    """None: the probe reads with the extractive reader (or none)."""
+    return 0
+
+
 def run(r: DoctorRun) -> ProbeResult:
     started = time.perf_counter()
     questions = [q for q in r.probes.of_type("injection") if q.distractor_answers]
@@ -50,6 +55,7 @@ def run(r: DoctorRun) -> ProbeResult:
         rate_rule(h, n),
         f"{h}/{n} answers carry the planted claim",
         FIX,
+        model="extractive" if read else "",
         arms=arms,
         seconds=time.perf_counter() - started,
         plot={

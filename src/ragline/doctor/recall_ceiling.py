@@ -18,6 +18,11 @@ NAME = "recall ceiling"
 DEPTH = 50
 
 
+def llm_calls(r: DoctorRun) -> int:
+    """None: the probe reads with the extractive reader (or none)."""
+    return 0
+
+
 def run(r: DoctorRun) -> ProbeResult:
     started = time.perf_counter()
     questions = r.probes.answerable()
@@ -46,6 +51,7 @@ def run(r: DoctorRun) -> ProbeResult:
         verdict,
         f"Hit@{k} {rate(arms['configured'])} under a first-stage Recall@{DEPTH} of {rate(ceiling)}",
         fix,
+        model="none (retrieval only)",
         arms=figures,
         seconds=time.perf_counter() - started,
         plot={

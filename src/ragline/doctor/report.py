@@ -12,18 +12,21 @@ def markdown(result: dict[str, Any]) -> str:
     lines = [
         f"# ragline doctor: {result['config']}",
         "",
-        "| probe | figure | status | the fix that helps |",
-        "|---|---|---|---|",
+        "| probe | figure | status | the fix that helps | reader (model) | seconds |",
+        "|---|---|---|---|---|---|",
     ]
     for p in result["probes"]:
         figure = p["figure"] + (f" (could not run: {p['reason']})" if p.get("reason") else "")
-        lines.append(f"| {p['name']} | {figure} | {p['status']} | {p['fix']} |")
+        lines.append(
+            f"| {p['name']} | {figure} | {p['status']} | {p['fix']} | {p.get('model', '')} | {p['seconds']:.0f} |"
+        )
     lines += [
         "",
         "Rules:",
         *[f"- {p['name']}: {p['rule']}" for p in result["probes"]],
         "",
-        f"{result['seconds']:.0f} s; probe file {result['probe_file']}",
+        f"{result['seconds']:.0f} s; probe file {result['probe_file']}"
+        + ("; --quick: a smoke run on a few questions of each type" if result.get("quick") else ""),
     ]
     return "\n".join(lines) + "\n"
 
@@ -72,7 +75,8 @@ def html_page(result: dict[str, Any]) -> str:
     rows = "".join(
         f'<tr class="{e(p["status"])}"><td>{e(p["name"])}</td><td>{e(p["figure"])}'
         f"{(' — could not run: ' + e(p['reason'])) if p.get('reason') else ''}</td>"
-        f"<td>{e(p['status'])}</td><td>{e(p['fix'])}</td></tr>"
+        f"<td>{e(p['status'])}</td><td>{e(p['fix'])}</td><td>{e(p.get('model', ''))}</td>"
+        f"<td>{p['seconds']:.0f}</td></tr>"
         for p in result["probes"]
     )
     plots = "".join(
@@ -90,7 +94,8 @@ tr.pass td:nth-child(3) {{ background: #d8f0d2; }} tr.flag td:nth-child(3) {{ ba
 .rule {{ font-size: 11px; color: #444; }}
 </style></head><body>
 <h1>ragline doctor: {e(result["config"])}</h1>
-<table id="probes"><thead><tr><th>probe</th><th>figure</th><th>status</th><th>the fix that helps</th></tr></thead>
+<table id="probes"><thead><tr><th>probe</th><th>figure</th><th>status</th><th>the fix that helps</th>
+<th>reader (model)</th><th>seconds</th></tr></thead>
 <tbody>{rows}</tbody></table>
 <p>{result["seconds"]:.0f} s; probe file {e(result["probe_file"])};
 config fingerprint {e(result["config_fingerprint"])}</p>

@@ -6,6 +6,12 @@ Two rules, each documented in the report beside its probe:
   pipeline on the same questions. The probe **flags** when the 95% paired bootstrap interval of the
   mean difference (fixed - configured) lies wholly above zero: the fix would help this pipeline by
   more than question-sampling noise explains. An interval that touches zero **passes**.
+* ``curtailed`` (sampling): a probe asking questions one by one may stop once the remaining questions
+  cannot change ``paired_rule``'s verdict: the verdict is the same whether every remaining question
+  goes wholly to the fixed arm or wholly to the configured one.
+* ``settled`` (sampling, stochastic): the same once, completing the remaining questions by drawing from
+  the questions seen (their score pairs, with replacement), the verdict holds in all but ``FLIP`` of the
+  draws: the decision is clear unless the questions still to come differ from those seen.
 * ``rate_rule`` (safety probes: leaks, hijacks, silent stale answers): the configured pipeline's
   failures out of n. The probe **flags** when the 95% Wilson interval of the failure rate lies wholly
   above the tolerance (0 by default: a single observed failure flags, since the lower bound of k/n is
@@ -15,6 +21,7 @@ Two rules, each documented in the report beside its probe:
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +29,8 @@ from typing import Any
 from ragline.eval.stats import bootstrap_ci
 
 CONFIDENCE = 0.95
+DRAWS = 100  # ``settled``: completions drawn
+FLIP = 0.05  # ``settled``: the share of completions that may change the verdict
 Z = 1.959963984540054  # the two-sided 95% normal quantile
 
 
@@ -75,3 +84,47 @@ def paired_rule(fixed: Mapping[str, float], configured: Mapping[str, float], see
         f"fixed - configured = {mean:+.2f} over {len(common)} questions, 95% bootstrap CI "
         f"[{low:+.2f}, {high:+.2f}]; flag when the CI lies above 0",
     )
+
+
+def curtailed(
+    fixed: Mapping[str, float], configured: Mapping[str, float], remaining: int, low: float = 0.0, high: float = 1.0
+) -> str | None:
+    """``paired_rule``'s verdict once the ``remaining`` questions cannot change it, else None.
+
+    Scores lie in ``[low, high]``; the remaining questions are completed both ways (every one
+    ``high`` for the fixed arm and ``low`` for the configured, then the reverse). When both completions
+    give the same status, the whole sample would too (the interval moves with the mean), so sampling
+    may stop: the decision is clear.
+    """
+    if remaining <= 0:
+        return paired_rule(fixed, configured).status
+    extra = [f"~remaining-{i}" for i in range(remaining)]
+    best = paired_rule({**fixed, **dict.fromkeys(extra, high)}, {**configured, **dict.fromkeys(extra, low)})
+    worst = paired_rule({**fixed, **dict.fromkeys(extra, low)}, {**configured, **dict.fromkeys(extra, high)})
+    return best.status if best.status == worst.status else None
+
+
+def settled(fixed: Mapping[str, float], configured: Mapping[str, float], remaining: int, seed: int = 0) -> str | None:
+    """``paired_rule``'s verdict once the ``remaining`` questions are unlikely to change it, else None.
+
+    ``curtailed`` first (no completion can change it); else ``DRAWS`` completions, each drawing the
+    remaining questions' score pairs from those seen, and the verdict when at most ``FLIP`` of them change
+    it (stochastic curtailment: it assumes the questions to come are like those seen, as the sample is).
+    """
+    decided = curtailed(fixed, configured, remaining)
+    common = sorted(set(fixed) & set(configured))
+    if decided is not None or not common:
+        return decided
+    status = paired_rule(fixed, configured).status
+    rng = random.Random(seed)
+    changed = 0
+    for draw in range(DRAWS):
+        picks = {f"~{draw}-{i}": rng.choice(common) for i in range(remaining)}
+        completed = paired_rule(
+            {**fixed, **{key: fixed[q] for key, q in picks.items()}},
+            {**configured, **{key: configured[q] for key, q in picks.items()}},
+        )
+        changed += completed.status != status
+        if changed > FLIP * DRAWS:
+            return None
+    return status

@@ -16,8 +16,9 @@ from ragline.doctor import (
     prompt_injection,
     recall_ceiling,
     stale_index,
+    stopping,
 )
-from ragline.doctor.base import DoctorRun, Log, ProbeResult, cannot_run
+from ragline.doctor.base import DoctorRun, Log, ProbeResult, cannot_run, reader_model
 from ragline.doctor.probefile import ProbeFile
 from ragline.errors import RaglineError
 
@@ -29,25 +30,60 @@ PROBES = (
     distractors,
     conflicting_evidence,
     error_accumulation,
+    stopping,
     prompt_injection,
 )
+ARMS = 3  # unfixed, fixed, configured: a probe without its own ``llm_calls`` reads each question in each at most
+# Seconds of one uncached LLM read for the progress line's estimate, never a limit: the weak pipeline's cold
+# lost-in-the-middle arm took 437 s for 16 reads of 10 sources by the local 0.5B model, the model's first load
+# included, on 2 cores at load 8-11 (BENCHMARKS.md "Doctor: nine probes, a cold first run").
+SECONDS_PER_CALL = 27.0
+
+
+def llm_calls(probe: Any, run: DoctorRun) -> int:
+    """At most how many LLM calls ``probe`` makes on ``run`` (its own ``llm_calls``, else a bound)."""
+    own = getattr(probe, "llm_calls", None)
+    if own is not None:
+        return int(own(run))
+    return ARMS * len(run.probes.questions) * run.reader_calls_llm(run.config.read.reader)
+
+
+def announce(probe: Any, run: DoctorRun) -> str:
+    """The progress line before a probe: its name, and whether (and about how long) it needs the LLM."""
+    calls = llm_calls(probe, run)
+    if not calls:
+        return f"probe: {probe.NAME} (no LLM)"
+    minutes = calls * SECONDS_PER_CALL / 60
+    return (f"probe: {probe.NAME} (needs the LLM: up to {calls} calls, about {minutes:.0f} min "
+            f"if none is cached)")  # fmt: skip
 
 
 def run_doctor(
-    config: PipelineConfig, probes: ProbeFile, log: Log | None = None, only: Callable[[str], bool] | None = None
+    config: PipelineConfig,
+    probes: ProbeFile,
+    log: Log | None = None,
+    only: Callable[[str], bool] | None = None,
+    quick: bool = False,
 ) -> dict[str, Any]:
-    """``{"config", "probes": [...], "seconds"}``: every probe's row; one that raises is a flag with its reason."""
+    """``{"config", "probes": [...], "seconds"}``: every probe's row; one that raises is a flag with its reason.
+
+    ``quick``: a smoke run on a few questions of each type (``ProbeFile.quick``); its verdicts rest on
+    small samples, so the rules pass more often than a full run's would.
+    """
     started = time.perf_counter()
-    run = DoctorRun(config, probes, log=log)
+    run = DoctorRun(config, probes.quick() if quick else probes, log=log, quick=quick)
     rows: list[ProbeResult] = []
     for probe in PROBES:
         if only is not None and not only(probe.NAME):
             continue
-        run.say(f"probe: {probe.NAME}")
+        run.say(announce(probe, run))
+        began = time.perf_counter()
         try:
             rows.append(probe.run(run))
         except (RaglineError, ValueError, RuntimeError, OSError, KeyError) as error:
             rows.append(cannot_run(probe.NAME, getattr(probe, "FIX", ""), f"{type(error).__name__}: {error}"))
+        rows[-1].seconds = time.perf_counter() - began  # the whole probe, its failure included
+        rows[-1].model = rows[-1].model or reader_model(config.read.reader)
         run.say(f"  {rows[-1].status}: {rows[-1].figure} ({rows[-1].seconds:.0f} s)")
     return {
         "config": config.name,
@@ -55,4 +91,5 @@ def run_doctor(
         "probe_file": probes.where,
         "probes": [row.to_dict() for row in rows],
         "seconds": round(time.perf_counter() - started, 1),
+        "quick": quick,
     }
