@@ -14,7 +14,9 @@ As a retriever (``maxsim``) every live passage is encoded at the first query, ea
 packed into one float16 matrix (segments never change, so a commit encodes only its new segments), and a
 query is scored against all of them: exact, no ANN (PLAID's centroids are for millions of passages; this is
 for the thousands a token matrix in memory holds). Deleted rows and the filter are masks applied before the
-top ``k``.
+top ``k``. It ranks text queries only (``takes``): its token vectors are its own encoder's, and a pooled vector
+(HyDE's, in the index embedder's space) has no tokens to match, so a HyDE query reaches it as the
+hypothetical passage's text.
 """
 
 from __future__ import annotations
