@@ -83,7 +83,7 @@ def main() -> int:
     from ragline.index.store import IndexSettings
     from ragline.ingest.pipeline import IngestConfig, build_index
     from ragline.retrieve.base import hits_for
-    from ragline.retrieve.rerank_cross import interpolated
+    from ragline.retrieve.rerank import interpolated
 
     args = parse_args()
     torch.set_num_threads(args.threads)
