@@ -13,8 +13,9 @@
 Both read document text, so each request's cache entry is scoped by the ACLs of the documents in its
 prompt (``acl_scope``): a reply is never served across principals who see different documents. The model
 (``model=SPEC``, default the packaged Qwen) is loaded at the first query unless one is passed in.
-``interpolate=w`` mixes the pointwise score with the first stage's as the cross-encoder does. Neither is
-part of any default pipeline: each costs one LLM prompt per candidate (pointwise) or per window.
+``interpolate=w`` mixes the score (listwise: n, n - 1, ... down its order) with the first stage's, as for every
+reranker (``BaseReranker``). Neither is part of any default pipeline: each costs one LLM prompt per candidate
+(pointwise) or per window.
 """
 
 from __future__ import annotations
