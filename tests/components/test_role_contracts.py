@@ -2,6 +2,7 @@
 
 A component that breaks its role's rules fails here by name, whatever the pipeline around it. Components that
 load a model carry the ``models`` mark; those whose model is not on this machine are skipped there, saying so.
+The cross-encoder reranker runs here on a scorer of the ``CrossEncoder`` shape with known logits (no model).
 Planted faults, checked: ``reordered`` keeping each hit's first-stage rank (not renumbered) fails the
 reranker contract (llm-pointwise); ``DenseRetriever.rank`` dropping refused hits after its top k fails "filter
 before top k" (dense); ``Chunker.chunk`` without its blank-document guard fails "no empty chunks" (none);
@@ -31,9 +32,14 @@ from ragline.types import Answer, Document, Hit
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))
 from embedding_fakes import HashEmbedder  # noqa: E402
 
-MODELS = {"retriever": {"maxsim"}, "reranker": {"cross", "maxsim"}, "reader": {"span"}}
+from retrieve.test_rerank_cross_order import QueryWordCounter  # noqa: E402
+
+MODELS = {"retriever": {"maxsim"}, "reranker": {"maxsim"}, "reader": {"span"}}
 LLM = {"reader": {"llm", "agent"}}  # answered by a model: their contract is the reader tests' (llm_fakes)
-CHEAP = {"retriever": {"reranked": "reranked:first=hybrid,reranker=llm-listwise"}}
+CHEAP = {
+    "retriever": {"reranked": "reranked:first=hybrid,reranker=llm-listwise"},
+    "reranker": {"cross": "cross:model=query-word-counter"},  # its encoder set below: no model loaded
+}
 
 
 def params(role: str) -> list:
@@ -115,6 +121,8 @@ def test_reranker_contract(spec: str) -> None:
     """The shared base; no hits (or k = 0) asks nothing; ranks 1..k; equal passages keep the first stage's order."""
     llm = Judge()
     reranker = built("reranker", spec, llm=llm)
+    if spec.startswith("cross:"):
+        reranker._encoder = QueryWordCounter()  # CrossEncoder.predict's shape, known logits
     assert isinstance(reranker, BaseReranker), f"reranker {spec} does not subclass BaseReranker"
     assert reranker.rerank("pay band", [], 5) == [] and reranker.rerank("pay band", hits(["a b"]), 0) == []
     assert llm.calls == []
