@@ -34,7 +34,14 @@ from embedding_fakes import HashEmbedder  # noqa: E402
 
 from retrieve.test_rerank_cross_order import QueryWordCounter  # noqa: E402
 
-MODELS = {"retriever": {"maxsim"}, "reranker": {"maxsim"}, "reader": {"span"}}
+MODELS = {
+    "retriever": {"maxsim"},
+    "reranker": {"maxsim"},
+    "reader": {"span"},
+    "compressor": {"cross"},
+    "grader": {"cross-encoder"},
+    "contextualizer": {"late"},
+}
 LLM = {"reader": {"llm", "agent"}}  # answered by a model: their contract is the reader tests' (llm_fakes)
 CHEAP = {
     "retriever": {"reranked": "reranked:first=hybrid,reranker=llm-listwise"},
