@@ -188,7 +188,7 @@ def _grid_row(n, weight, top, cross, first_run, qrels, first_metrics, first_ndcg
     first stage's ranking, compared with the first stage and the baseline."""
     from ragline.eval.metrics import evaluate
     from ragline.eval.stats import compare
-    from ragline.retrieve.rerank_cross import interpolated
+    from ragline.retrieve.rerank import interpolated
 
     run = {}
     for qid in top:

@@ -183,7 +183,7 @@ def run(indexes, queries, args) -> dict:
     from ragline.eval.metrics import evaluate
     from ragline.eval.stats import compare
     from ragline.retrieve.base import hits_for
-    from ragline.retrieve.rerank_cross import interpolated
+    from ragline.retrieve.rerank import interpolated
 
     qrels = {qid: gold for qid, _, gold, _ in queries}
     metric = f"recall@{args.cutoff}"

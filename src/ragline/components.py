@@ -12,7 +12,8 @@ sweep them. Adding a retriever is one new file in ``ragline/retrieve/`` (see doc
 role is asked for, so nothing else needs to list the new name.
 
 The roles are small typed Protocols (``ragline.roles``); :func:`build` passes the dependencies a
-role needs (an ``index`` for retrievers, say) as keyword arguments, then the spec's parameters.
+role needs (an ``index`` for retrievers, say) as keyword arguments, then the spec's parameters, and
+checks what it built against the role's Protocol (a ``ConfigError`` names the members it lacks).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ragline.errors import ConfigError
+from ragline.roles import PROTOCOLS, missing_members
 from ragline.specs import format_spec, parse_spec
 
 # role -> (what it does, the modules or packages whose modules register components of that role)
@@ -209,9 +211,17 @@ def build(role: str, spec: str | Mapping[str, Any], **dependencies: Any) -> Any:
         raise ConfigError(f"{role} {name!r}: unknown parameter(s) {', '.join(unknown)}; it takes: {choices}")
     offered = {key: value for key, value in dependencies.items() if key in named}
     try:
-        return entry.factory(**offered, **params)
+        built = entry.factory(**offered, **params)
     except TypeError as error:  # a value of the wrong kind: name the component and its spec
         raise ConfigError(f"{role} {format_spec(name, params)!r}: {error}") from None
+    lacking = missing_members(built, role)
+    if lacking:  # caught here, not at the first query deep inside a pipeline
+        where = getattr(entry.factory, "__module__", "?")
+        raise ConfigError(
+            f"{role} {name!r} ({where}) built a {type(built).__name__} without {', '.join(lacking)}: "
+            f"a {role} must have what ragline.roles.{PROTOCOLS[role].__name__} lists"
+        )
+    return built
 
 
 def _parameters(factory: Callable[..., Any]) -> tuple[set[str], bool]:

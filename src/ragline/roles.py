@@ -6,26 +6,61 @@ store serves another. A class need not inherit anything to play a role: having t
 ``ragline.components``; the pipeline (``ragline.answer.pipeline.RAGPipeline``) calls them in this order:
 
     transform -> retrieve (each query) -> fuse -> rerank -> expand -> guard -> compress -> order -> read
+
+Queries are typed (``Query``): a text and, where a transform made one, a vector in the index embedder's
+space. A retriever declares the kinds it takes (``takes``); ``rank_query`` gives it the one it takes.
+``build`` (``ragline.components``) checks what it built against its role's Protocol (``PROTOCOLS``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:  # types only: importing them at run time would tie this module to the index
+    import numpy as np
+
     from ragline.answer.context import Context
     from ragline.index.filters import FilterLike
     from ragline.types import Answer, Document, Hit
 
 Ranked = list[tuple[str, float]]  # (doc id, score), best first
+TEXT, VECTOR = "text", "vector"  # the kinds of query a retriever can take
+
+
+@dataclass(frozen=True, eq=False)
+class Query:
+    """A query as retrievers take it: ``text`` for the legs that match or embed words, and ``vector`` (when a
+    transform made one, HyDE's) for the legs that search the index embedder's vectors."""
+
+    text: str
+    vector: np.ndarray | None = None
+
+    @property
+    def kinds(self) -> frozenset[str]:
+        return frozenset((TEXT, VECTOR)) if self.vector is not None else frozenset((TEXT,))
+
+    @staticmethod
+    def of(query: str | Query) -> Query:
+        """``query`` as a ``Query`` (a plain string is a text query)."""
+        return query if isinstance(query, Query) else Query(query)
 
 
 @runtime_checkable
 class RetrieverRole(Protocol):
-    """Ranks document ids for a query; ``filter`` applies inside, before the top ``k``."""
+    """Ranks document ids for a query; ``filter`` applies inside, before the top ``k``.
+
+    ``takes`` holds the query kinds it ranks by (``TEXT``, ``VECTOR``); ``rank_query`` ranks a typed query
+    by its vector where it takes one and the query has one, else by its text.
+    """
+
+    name: str
+    takes: frozenset[str]
 
     def rank(self, query: str, k: int = 10, filter: FilterLike = None) -> Ranked: ...
+
+    def rank_query(self, query: Query, k: int = 10, filter: FilterLike = None) -> Ranked: ...
 
     def search(self, query: str, k: int = 10, filter: FilterLike = None) -> list[Hit]: ...
 
@@ -41,9 +76,10 @@ class FuserRole(Protocol):
 
 @runtime_checkable
 class QueryTransform(Protocol):
-    """Turns a query into one or more weighted queries (expansion, multi-query, HyDE, decomposition)."""
+    """Turns a query into one or more weighted queries (expansion, multi-query, HyDE, decomposition); a query
+    that carries a vector (HyDE's) is a ``Query``, the others plain text."""
 
-    def transform(self, query: str) -> list[tuple[str, float]]: ...
+    def transform(self, query: str) -> list[tuple[str | Query, float]]: ...
 
     def config(self) -> dict[str, Any]: ...
 
@@ -120,3 +156,31 @@ class Compressor(Protocol):
     def compress(self, question: str, hits: list[Hit], budget: int) -> list[Hit]: ...
 
     def config(self) -> dict[str, Any]: ...
+
+
+# role (as ``ragline.components.ROLES`` names it) -> the Protocol what ``build`` makes for it must satisfy
+PROTOCOLS: dict[str, type] = {
+    "retriever": RetrieverRole,
+    "fuser": FuserRole,
+    "query_transform": QueryTransform,
+    "reranker": Reranker,
+    "expander": Expander,
+    "reader": ReaderRole,
+    "chunker": ChunkerRole,
+    "contextualizer": Contextualizer,
+    "grader": Grader,
+    "guard": Guard,
+    "compressor": Compressor,
+}
+
+
+def missing_members(component: Any, role: str) -> list[str]:
+    """The members of ``role``'s Protocol that ``component`` lacks (none for a role without a Protocol)."""
+    protocol = PROTOCOLS.get(role)
+    if protocol is None:
+        return []
+    members = set(getattr(protocol, "__annotations__", {}))
+    members |= {name for name, value in vars(protocol).items() if callable(value) and not name.startswith("_")}
+    if "__call__" in vars(protocol):
+        members.add("__call__")
+    return sorted(name for name in members if not hasattr(component, name))

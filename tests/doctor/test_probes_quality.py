@@ -10,7 +10,7 @@ from ragline.config import load_config
 from ragline.doctor import distractors, prompt_injection, recall_ceiling
 from ragline.doctor.base import DoctorRun
 from ragline.doctor.probefile import load_probe_file
-from ragline.retrieve.rerank_cross import reordered
+from ragline.retrieve.rerank import reordered
 from ragline.types import Hit
 
 CONFIG = """schema = 1

@@ -12,7 +12,8 @@ from ragline.index.filters import acl_filter
 from ragline.index.store import Index, IndexSettings
 from ragline.models.llm import CachedLLM, LLMResponseCache
 from ragline.retrieve.fusion import fuse, rank
-from ragline.retrieve.transforms import VectorQuery, rank_query, reply_lines, weighted_queries
+from ragline.retrieve.transforms import reply_lines, weighted_queries
+from ragline.roles import Query
 from ragline.types import Document
 
 DOCS = [
@@ -94,26 +95,26 @@ def test_hyde_gives_dense_legs_the_mean_of_query_and_passage_vectors(tmp_path):
     hyde = build("query_transform", "hyde", index=index, llm=llm)
     query = "does aspirin help a temperature"
     (original, w0), (hypothetical, w1) = hyde.transform(query)
-    assert (original, w0, w1) == (query, 1.0, 1.0) and isinstance(hypothetical, VectorQuery)
-    assert str(hypothetical) == passage
+    assert (original, w0, w1) == (query, 1.0, 1.0) and isinstance(hypothetical, Query)
+    assert hypothetical.text == passage
     q, p = index.embedder.embed_queries([query, passage])
     mean = (q / np.linalg.norm(q) + p / np.linalg.norm(p)) / 2
     np.testing.assert_allclose(hypothetical.vector, mean / np.linalg.norm(mean), atol=1e-5)
 
     dense = build("retriever", "dense", index=index)
     by_vector = [(index.segments[si].ids[row], s) for si, row, s in index.search_vector(hypothetical.vector, 5)]
-    assert rank_query(dense, hypothetical, 5) == by_vector
-    assert rank_query(dense, hypothetical, 5) != dense.rank(passage, 5)  # not the passage's own vector
+    assert dense.rank_query(hypothetical, 5) == by_vector
+    assert dense.rank_query(hypothetical, 5) != dense.rank(passage, 5)  # not the passage's own vector
     hybrid = build("retriever", "hybrid", index=index)
     runs = [dict(build("retriever", "bm25", index=index).rank(passage, 100)), dict(index_run(index, hypothetical))]
-    assert rank_query(hybrid, hypothetical, 5) == rank(fuse("z_score", runs), 5)
+    assert hybrid.rank_query(hypothetical, 5) == rank(fuse("z_score", runs), 5)
 
     retriever = build("retriever", "transformed:first=dense,transforms=hyde", index=index, llm=llm)
     expected = rank(fuse("rrf", [dict(dense.rank(query, 1000)), dict(index_run(index, hypothetical, 1000))]), 5)
     assert retriever.rank(query, 5) == expected
 
 
-def index_run(index: Index, query: VectorQuery, k: int = 100) -> list[tuple[str, float]]:
+def index_run(index: Index, query: Query, k: int = 100) -> list[tuple[str, float]]:
     return [(index.segments[si].ids[row], s) for si, row, s in index.search_vector(query.vector, k)]
 
 

@@ -47,11 +47,11 @@ from ragline.errors import ConfigError
 from ragline.index.bm25 import BM25Params
 from ragline.index.filters import FilterLike, restrict
 from ragline.index.store import Index
-from ragline.retrieve.base import Retriever, empty_query_reason, hits_for
+from ragline.retrieve.base import empty_query_reason, hits_for
 from ragline.retrieve.fusion import fuse, rank
 from ragline.retrieve.registry import build_retriever
-from ragline.retrieve.transforms import rank_query, weighted_queries
-from ragline.roles import Compressor, Expander, Guard, QueryTransform, ReaderRole, Reranker
+from ragline.retrieve.transforms import weighted_queries
+from ragline.roles import Compressor, Expander, Guard, Query, QueryTransform, ReaderRole, Reranker, RetrieverRole
 from ragline.store.base import Collection
 from ragline.types import Answer, Hit
 
@@ -237,7 +237,7 @@ class RAGPipeline:
 
     index: Index | Collection
     reader: ReaderRole | None
-    retriever: str | Mapping[str, Any] | Retriever = "hybrid"  # a spec or a built retriever
+    retriever: str | Mapping[str, Any] | RetrieverRole = "hybrid"  # a spec or a built retriever
     k: int = 5
     budget: int = 1500
     order: str = "rank"
@@ -250,7 +250,7 @@ class RAGPipeline:
     compressor: Compressor | None = None  # keeps each hit's best sentences before the context
     compress_budget: int = 200
     versions: VersionPolicy | str = "current"  # which versions retrieval may return (ragline.answer.version_policy)
-    retriever_obj: Retriever = field(init=False, repr=False)
+    retriever_obj: RetrieverRole = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.versions = VersionPolicy.parse(self.versions)
@@ -324,10 +324,11 @@ class RAGPipeline:
         policy = VersionPolicy.parse(self.versions) if versions is None else versions
         filter = restrict(filter, policy.restriction(self.index))
         # A transform that reads documents (RM3) reads them under this filter; a HyDE query carries a vector.
-        queries = [q for t in self.transforms for q in weighted_queries(t, question, filter)] or [(question, 1.0)]
-        if len(queries) == 1 and getattr(queries[0][0], "vector", None) is None:
-            return self.retriever_obj.search(queries[0][0], depth, filter)
-        runs = [dict(rank_query(self.retriever_obj, q, depth, filter)) for q, _ in queries]
+        queries = [(Query.of(q), w) for t in self.transforms for q, w in weighted_queries(t, question, filter)]
+        queries = queries or [(Query(question), 1.0)]
+        if len(queries) == 1 and queries[0][0].vector is None:
+            return self.retriever_obj.search(queries[0][0].text, depth, filter)
+        runs = [dict(self.retriever_obj.rank_query(q, depth, filter)) for q, _ in queries]
         return hits_for(self.index, rank(fuse(self.transform_fuser, runs, weights=[w for _, w in queries]), depth))
 
     def _second_stage(self, question: str, hits: list[Hit], k: int) -> list[Hit]:

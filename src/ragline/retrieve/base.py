@@ -1,4 +1,5 @@
-"""The retriever base class: anything that ranks document ids for a query, filter applied inside."""
+"""The retriever base class: anything that ranks document ids for a query, filter applied inside; a typed query
+(``ragline.roles.Query``) reaches the kind of search each retriever declares it takes."""
 
 from __future__ import annotations
 
@@ -6,9 +7,13 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+import numpy as np
+
 from ragline.components import component, spec_of
+from ragline.errors import ConfigError
 from ragline.index.filters import FilterLike
 from ragline.index.store import Index
+from ragline.roles import TEXT, VECTOR, Query
 from ragline.types import Hit
 
 Ranked = list[tuple[str, float]]
@@ -19,11 +24,14 @@ class Retriever(ABC):
 
     ``filter`` is applied inside the ranking, before the top ``k`` are chosen, so a filtered
     search returns ``k`` results whenever ``k`` allowed documents match. A subclass that needs the
-    index's vectors sets ``needs_embeddings = True`` (or a function of its spec's parameters).
+    index's vectors sets ``needs_embeddings = True`` (or a function of its spec's parameters), and
+    takes vector queries: it adds ``VECTOR`` to ``takes`` and writes ``rank_vector``. A retriever made of
+    others (hybrid's legs, a first stage) overrides ``rank_query`` to hand each the typed query whole.
     """
 
     name: str = "retriever"
     needs_embeddings: Any = False
+    takes: frozenset[str] = frozenset((TEXT,))  # the query kinds it ranks by (ragline.roles.Query)
 
     def __init__(self, index: Index) -> None:
         self.index = index
@@ -31,6 +39,16 @@ class Retriever(ABC):
     @abstractmethod
     def rank(self, query: str, k: int = 10, filter: FilterLike = None) -> Ranked:
         """(doc id, score) pairs, best first, at most ``k``."""
+
+    def rank_vector(self, vector: np.ndarray, k: int = 10, filter: FilterLike = None) -> Ranked:
+        """(doc id, score) pairs nearest ``vector`` (the index embedder's space); only where ``VECTOR in takes``."""
+        raise ConfigError(f"retriever {self.name!r} ranks text queries, not vectors")
+
+    def rank_query(self, query: Query, k: int = 10, filter: FilterLike = None) -> Ranked:
+        """``query`` ranked by its vector where this retriever takes one and the query has one, else its text."""
+        if query.vector is not None and VECTOR in self.takes:
+            return self.rank_vector(query.vector, k, filter)
+        return self.rank(query.text, k, filter)
 
     def search(self, query: str, k: int = 10, filter: FilterLike = None) -> list[Hit]:
         """Ranked hits with their stored title, text and metadata; none for a query without terms."""

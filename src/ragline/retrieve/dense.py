@@ -1,12 +1,16 @@
-"""Dense retrieval: cosine similarity between embedded query and passages, through the ANN index."""
+"""Dense retrieval: cosine similarity between the query (embedded text, or a given vector) and passages, through
+the ANN index."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ragline.components import register
 from ragline.index.filters import FilterLike
 from ragline.retrieve.base import Ranked, Retriever
+from ragline.roles import TEXT, VECTOR
 
 
 @register("retriever", "dense")
@@ -15,10 +19,15 @@ class DenseRetriever(Retriever):
 
     name = "dense"
     needs_embeddings = True
+    takes = frozenset((TEXT, VECTOR))
 
     def rank(self, query: str, k: int = 10, filter: FilterLike = None) -> Ranked:
         segments = self.index.segments
         return [(segments[si].ids[row], score) for si, row, score in self.index.search_dense(query, k, filter)]
+
+    def rank_vector(self, vector: np.ndarray, k: int = 10, filter: FilterLike = None) -> Ranked:
+        segments = self.index.segments
+        return [(segments[si].ids[row], score) for si, row, score in self.index.search_vector(vector, k, filter)]
 
     def config(self) -> dict[str, Any]:
         stamp = self.index.manifest.get("embedder") or {}

@@ -2,7 +2,8 @@
 
 BM25 finds rare literals (error codes, names) that embeddings blur; embeddings find paraphrases that
 share no words with the query. Each leg (any registered retriever; default ``bm25`` and ``dense``)
-retrieves ``max(depth, k)`` candidates with the same filter, and a registered fuser combines them.
+retrieves ``max(depth, k)`` candidates with the same filter, and a registered fuser combines them. A typed
+query reaches each leg as the kind it takes (``Retriever.rank_query``): HyDE's vector the dense leg.
 The default, the z-score normalized sum with equal weights, was chosen on SciFact's train split (809
 queries: z-score 0.7385 nDCG@10, min-max 0.7357, RRF k=60 0.7158; see BENCHMARKS.md).
 
@@ -22,6 +23,7 @@ from ragline.index.store import Index
 from ragline.retrieve.base import Ranked, Retriever, needs_embeddings
 from ragline.retrieve.fusion import fuse, rank
 from ragline.retrieve.sparse import BM25_KEYS, bm25_params
+from ragline.roles import Query
 
 DEFAULT_FUSER = "z_score"
 DEFAULT_DEPTH = 100
@@ -60,8 +62,16 @@ class HybridRetriever(Retriever):
     def needs_embeddings(params: Mapping[str, Any]) -> bool:
         return needs_embeddings(params.get("legs", DEFAULT_LEGS))
 
+    @property
+    def takes(self) -> frozenset[str]:  # type: ignore[override]
+        return frozenset().union(*(leg.takes for leg in self.legs))
+
     def rank(self, query: str, k: int = 10, filter: FilterLike = None) -> Ranked:
-        runs = [dict(leg.rank(query, max(self.depth, k), filter)) for leg in self.legs]
+        return self.rank_query(Query(query), k, filter)
+
+    def rank_query(self, query: Query, k: int = 10, filter: FilterLike = None) -> Ranked:
+        """Each leg ranks the kind of ``query`` it takes (HyDE's vector in a dense leg, its text in BM25)."""
+        runs = [dict(leg.rank_query(query, max(self.depth, k), filter)) for leg in self.legs]
         return rank(fuse(self.fuser, runs, **self.fuser_params), k)
 
     def config(self) -> dict[str, Any]:

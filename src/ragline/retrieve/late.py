@@ -14,7 +14,9 @@ As a retriever (``maxsim``) every live passage is encoded at the first query, ea
 packed into one float16 matrix (segments never change, so a commit encodes only its new segments), and a
 query is scored against all of them: exact, no ANN (PLAID's centroids are for millions of passages; this is
 for the thousands a token matrix in memory holds). Deleted rows and the filter are masks applied before the
-top ``k``.
+top ``k``. It ranks text queries only (``takes``): its token vectors are its own encoder's, and a pooled vector
+(HyDE's, in the index embedder's space) has no tokens to match, so a HyDE query reaches it as the
+hypothetical passage's text.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from ragline.index.store import Index
 from ragline.models.embedders import load_embedder
 from ragline.progress import track
 from ragline.retrieve.base import Ranked, Retriever, empty_query_reason
-from ragline.retrieve.rerank_cross import interpolation_weight, passage_of, reordered
+from ragline.retrieve.rerank import BaseReranker, interpolation_weight, passage_of
 from ragline.types import Hit
 
 # Token vectors scored against a query at once, bounding the score matrix's memory (query tokens x this).
@@ -54,8 +56,10 @@ def maxsim(query: np.ndarray, passage: np.ndarray) -> float:
 
 
 @register("reranker", "maxsim")
-class MaxSimReranker:
+class MaxSimReranker(BaseReranker):
     """ColBERT-style MaxSim over the embedder's token vectors (float16), passages encoded once each."""
+
+    name = "maxsim"
 
     def __init__(self, embedder: str = "minilm", interpolate: float = 1.0) -> None:
         self.embedder_name = embedder
@@ -82,9 +86,6 @@ class MaxSimReranker:
     def scores(self, query: str, hits: list[Hit]) -> list[float]:
         q = self.token_vectors(query)
         return [maxsim(q, passage) for passage in self._passages(hits)]
-
-    def rerank(self, query: str, hits: list[Hit], k: int) -> list[Hit]:
-        return reordered(hits, lambda candidates: self.scores(query, candidates), self.interpolate, k)
 
     def stored_bytes(self) -> int:
         return sum(v.nbytes for v in self.vectors.values())

@@ -6,36 +6,29 @@ reorders the first stage's best ``depth`` candidates ("recall first, precision s
 sentence-transformers ``CrossEncoder`` (a hub id or a folder) or one trained here, ``trained:NAME``
 (``ragline train reranker``, see ``ragline.train``).
 
-``interpolate=w`` (0..1) mixes the cross-encoder's score with the first stage's, each z-scored over the
-candidates: ``w * z(cross) + (1 - w) * z(first)``. A reranker trained on a few hundred queries is noisy on
-its own; keeping some of the first stage's evidence guards against its mistakes. ``w = 1`` (the default)
-ranks by the cross-encoder alone.
+``interpolate=w`` (0..1) mixes the cross-encoder's score with the first stage's (``ragline.retrieve.rerank``,
+the base every reranker shares: checks, interpolation, ties, ranks); ``w = 1`` (the default) ranks by the
+cross-encoder alone.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Sequence
-from dataclasses import replace
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from ragline.components import register
 from ragline.errors import ConfigError, ModelError
-from ragline.retrieve.fusion import z_score_fusion
+from ragline.retrieve.rerank import BaseReranker, interpolation_weight, passage_of
 from ragline.train.models import read_card, resolve_model
 from ragline.types import Hit
 
 DEFAULT_MODEL = "trained:scifact"
 _models: dict[tuple[str, int], Any] = {}
 _lock = threading.Lock()
-
-
-def passage_of(hit: Hit) -> str:
-    """What the cross-encoder reads of a hit: its title, then its text."""
-    return f"{hit.title}. {hit.text}" if hit.title and not hit.text.startswith(hit.title) else hit.text
 
 
 def load_cross_encoder(model: str, max_length: int) -> Any:
@@ -78,36 +71,11 @@ def score_pairs(encoder: Any, query: str, passages: Sequence[str], batch_size: i
     return np.asarray(scores, dtype=np.float32).reshape(-1)
 
 
-def interpolated(cross: Sequence[float], first: Sequence[float], weight: float) -> np.ndarray:
-    """``weight * z(cross) + (1 - weight) * z(first)`` over one query's candidates; ``cross`` when weight is 1."""
-    if weight >= 1.0:
-        return np.asarray(cross, dtype=np.float64)
-    keys = [str(i) for i in range(len(cross))]
-    runs = [dict(zip(keys, map(float, cross))), dict(zip(keys, map(float, first)))]
-    mixed = z_score_fusion(runs, weights=[weight, 1.0 - weight])
-    return np.array([mixed[key] for key in keys])
-
-
-def interpolation_weight(reranker: str, weight: float) -> float:
-    """``weight`` checked to be in 0..1 (1: the reranker's own score alone), else a ConfigError naming ``reranker``."""
-    if not 0.0 <= float(weight) <= 1.0:
-        raise ConfigError(f"reranker {reranker!r}: interpolate must be in 0..1 (1: its own score only), got {weight}")
-    return float(weight)
-
-
-def reordered(hits: list[Hit], score: Callable[[list[Hit]], Sequence[float]], weight: float, k: int) -> list[Hit]:
-    """The best ``k`` of ``hits`` by ``score(hits)`` mixed with their first-stage scores (``interpolated``),
-    renumbered; equal scores keep the first stage's order. No hits: no model is asked anything."""
-    if not hits:
-        return []
-    final = interpolated(score(hits), [hit.score for hit in hits], weight)
-    order = sorted(range(len(hits)), key=lambda i: (-final[i], hits[i].rank))[:k]
-    return [replace(hits[i], score=float(final[i]), rank=rank) for rank, i in enumerate(order, start=1)]
-
-
 @register("reranker", "cross")
-class CrossEncoderReranker:
+class CrossEncoderReranker(BaseReranker):
     """A cross-encoder over the candidates (model=trained:NAME, a folder or hub id; batch_size, max_length)."""
+
+    name = "cross"
 
     def __init__(
         self,
@@ -132,9 +100,6 @@ class CrossEncoderReranker:
 
     def scores(self, query: str, hits: Sequence[Hit]) -> np.ndarray:
         return score_pairs(self.encoder, query, [passage_of(hit) for hit in hits], self.batch_size)
-
-    def rerank(self, query: str, hits: list[Hit], k: int) -> list[Hit]:
-        return reordered(hits, lambda candidates: self.scores(query, candidates), self.interpolate, k)
 
     def config(self) -> dict[str, Any]:
         try:

@@ -13,8 +13,9 @@
 Both read document text, so each request's cache entry is scoped by the ACLs of the documents in its
 prompt (``acl_scope``): a reply is never served across principals who see different documents. The model
 (``model=SPEC``, default the packaged Qwen) is loaded at the first query unless one is passed in.
-``interpolate=w`` mixes the pointwise score with the first stage's as the cross-encoder does. Neither is
-part of any default pipeline: each costs one LLM prompt per candidate (pointwise) or per window.
+``interpolate=w`` mixes the score (listwise: n, n - 1, ... down its order) with the first stage's, as for every
+reranker (``BaseReranker``). Neither is part of any default pipeline: each costs one LLM prompt per candidate
+(pointwise) or per window.
 """
 
 from __future__ import annotations
@@ -22,13 +23,12 @@ from __future__ import annotations
 import logging
 import math
 import re
-from dataclasses import replace
 from typing import Any
 
 from ragline.components import register
 from ragline.errors import ConfigError
 from ragline.models.llm.cache import acl_scope
-from ragline.retrieve.rerank_cross import interpolation_weight, passage_of, reordered
+from ragline.retrieve.rerank import BaseReranker, interpolation_weight, passage_of
 from ragline.types import Hit
 
 log = logging.getLogger(__name__)
@@ -48,17 +48,18 @@ def yes_probability(top: list[tuple[str, float]]) -> float | None:
     return yes / (yes + no) if yes + no > 0 else None
 
 
-class _LLMReranker:
-    def __init__(self, llm: Any = None, model: str | None = None, words: int = DEFAULT_PASSAGE_WORDS) -> None:
+class _LLMReranker(BaseReranker):
+    def __init__(
+        self, llm: Any = None, model: str | None = None, words: int = DEFAULT_PASSAGE_WORDS, interpolate: float = 1.0
+    ) -> None:
         from ragline.models.llm import CachedLLM
 
         if int(words) < 1:
             raise ConfigError(f"reranker {self.name!r}: words (of each passage shown) must be >= 1, got {words}")
         self._llm = llm if llm is None or isinstance(llm, CachedLLM) else CachedLLM(llm)
         self.model, self.words = model, int(words)
+        self.interpolate = interpolation_weight(self.name, interpolate)
         self.calls = 0
-
-    name = ""
 
     @property
     def llm(self) -> Any:
@@ -75,7 +76,7 @@ class _LLMReranker:
 
     def config(self) -> dict[str, Any]:
         model = self._llm.id if self._llm is not None else (self.model or "default")
-        return {"name": self.name, "model": model, "words": self.words}
+        return {"name": self.name, "model": model, "words": self.words, "interpolate": self.interpolate}
 
 
 @register("reranker", "llm-pointwise")
@@ -90,8 +91,8 @@ class PointwiseLLMReranker(_LLMReranker):
         self, llm: Any = None, model: str | None = None, words: int = DEFAULT_PASSAGE_WORDS, interpolate: float = 1.0,
         top: int = 10,
     ) -> None:  # fmt: skip
-        super().__init__(llm, model, words)
-        self.interpolate, self.top = interpolation_weight("llm-pointwise", interpolate), int(top)
+        super().__init__(llm, model, words, interpolate)
+        self.top = int(top)
 
     def score(self, query: str, hit: Hit) -> float:
         """P(yes) for one candidate; 0.5 (no evidence either way) when neither answer is among the top tokens."""
@@ -108,11 +109,8 @@ class PointwiseLLMReranker(_LLMReranker):
         """P(yes) of each hit, in order (the cross-encoder's interface: benchmarks interpolate it themselves)."""
         return [self.score(query, hit) for hit in hits]
 
-    def rerank(self, query: str, hits: list[Hit], k: int) -> list[Hit]:
-        return reordered(hits, lambda candidates: self.scores(query, candidates), self.interpolate, k)
-
     def config(self) -> dict[str, Any]:
-        return {**super().config(), "interpolate": self.interpolate, "top": self.top}
+        return {**super().config(), "top": self.top}
 
 
 def parse_order(reply: str, n: int) -> list[int] | None:
@@ -140,9 +138,9 @@ class ListwiseLLMReranker(_LLMReranker):
 
     def __init__(
         self, llm: Any = None, model: str | None = None, words: int = 60, window: int = 5, step: int = 3,
-        max_tokens: int = 48,
+        max_tokens: int = 48, interpolate: float = 1.0,
     ) -> None:  # fmt: skip
-        super().__init__(llm, model, words)
+        super().__init__(llm, model, words, interpolate)
         if int(window) < 2 or not 1 <= int(step) <= int(window):
             raise ConfigError(f"reranker 'llm-listwise': window >= 2 and 1 <= step <= window, got {window}, {step}")
         self.window, self.step, self.max_tokens = int(window), int(step), int(max_tokens)
@@ -161,17 +159,22 @@ class ListwiseLLMReranker(_LLMReranker):
             return hits
         return [hits[i] for i in order]
 
-    def rerank(self, query: str, hits: list[Hit], k: int) -> list[Hit]:
-        ranked = list(hits)
+    def scores(self, query: str, hits: list[Hit]) -> list[float]:
+        """Scores that keep the model's order: n for the first, n - 1 for the next, ... (it gives an order)."""
+        ranked = list(range(len(hits)))
         start = max(len(ranked) - self.window, 0)
         while len(ranked) > 1:
-            ranked[start : start + self.window] = self.order_window(query, ranked[start : start + self.window])
+            window = ranked[start : start + self.window]
+            ordered = self.order_window(query, [hits[i] for i in window])
+            position = {id(hits[i]): i for i in window}
+            ranked[start : start + self.window] = [position[id(h)] for h in ordered]
             if start == 0:
                 break
             start = max(start - self.step, 0)
-        # Scores that keep the new order: n, n-1, ... (the model gives an order, not a score).
-        n = len(ranked)
-        return [replace(h, score=float(n - i), rank=i + 1) for i, h in enumerate(ranked[:k])]
+        score = [0.0] * len(hits)
+        for place, i in enumerate(ranked):
+            score[i] = float(len(hits) - place)
+        return score
 
     def config(self) -> dict[str, Any]:
         return {**super().config(), "window": self.window, "step": self.step, "max_tokens": self.max_tokens}

@@ -18,6 +18,7 @@ from ragline.index.bm25 import BM25Params
 from ragline.index.filters import FilterLike
 from ragline.index.store import Index
 from ragline.retrieve.base import Ranked, Retriever, empty_query_reason, hits_for, needs_embeddings
+from ragline.roles import Query
 
 Spec = str | Mapping[str, Any]
 
@@ -50,12 +51,20 @@ class RerankedRetriever(Retriever):
     def needs_embeddings(params: Mapping[str, Any]) -> bool:
         return needs_embeddings(params.get("first", "hybrid"))
 
+    @property
+    def takes(self) -> frozenset[str]:  # type: ignore[override]
+        return self.first.takes
+
     def rank(self, query: str, k: int = 10, filter: FilterLike = None) -> Ranked:
-        candidates = self.first.rank(query, max(self.depth, k), filter)
-        if not candidates or empty_query_reason(query, self.index.settings.analyzer):
+        return self.rank_query(Query(query), k, filter)
+
+    def rank_query(self, query: Query, k: int = 10, filter: FilterLike = None) -> Ranked:
+        """The first stage ranks ``query`` as it takes it; the reranker reads its text."""
+        candidates = self.first.rank_query(query, max(self.depth, k), filter)
+        if not candidates or empty_query_reason(query.text, self.index.settings.analyzer):
             return candidates[:k]
         hits = hits_for(self.index, candidates[: self.depth])
-        reranked = [(hit.doc_id, hit.score) for hit in self.reranker.rerank(query, hits, len(hits))]
+        reranked = [(hit.doc_id, hit.score) for hit in self.reranker.rerank(query.text, hits, len(hits))]
         seen = {doc_id for doc_id, _ in reranked}
         floor = min((score for _, score in reranked), default=0.0)
         rest = [doc_id for doc_id, _ in candidates if doc_id not in seen]

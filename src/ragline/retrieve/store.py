@@ -16,10 +16,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from ragline.components import component, register, spec_of
 from ragline.errors import ConfigError
 from ragline.index.filters import FilterLike
 from ragline.retrieve.base import Ranked, Retriever
+from ragline.retrieve.fusion import fuse, rank
+from ragline.roles import TEXT, VECTOR, Query
 
 # the embedded index's retrievers -> the store's; ``hybrid`` keeps only what ``store-hybrid`` takes
 STORE_RETRIEVERS = {"bm25": "store-bm25", "dense": "store-dense", "hybrid": "store-hybrid"}
@@ -77,14 +81,19 @@ class StoreDenseRetriever(_StoreRetriever):
 
     name = "store-dense"
     needs_embeddings = True
+    takes = frozenset((TEXT, VECTOR))
 
     def rank(self, query: str, k: int = 10, filter: FilterLike = None) -> Ranked:
         return self.collection.search_dense(query, k, filter)
+
+    def rank_vector(self, vector: np.ndarray, k: int = 10, filter: FilterLike = None) -> Ranked:
+        return self.collection.search_vector(vector, k, filter)
 
 
 class StoreHybridRetriever(_StoreRetriever):
     name = "store-hybrid"
     needs_embeddings = True
+    takes = frozenset((TEXT, VECTOR))
 
     def __init__(self, index: Any, fusion: str = "server", k: int = 60) -> None:
         super().__init__(index)
@@ -92,6 +101,17 @@ class StoreHybridRetriever(_StoreRetriever):
 
     def rank(self, query: str, k: int = 10, filter: FilterLike = None) -> Ranked:
         return self.collection.search_hybrid(query, k, filter, self.fusion, self.rrf_k)
+
+    def rank_query(self, query: Query, k: int = 10, filter: FilterLike = None) -> Ranked:
+        """A query with a vector (HyDE's): ragline's RRF of BM25 on its text and the search of its vector (the
+        store's own hybrid search embeds text only)."""
+        if query.vector is None:
+            return self.rank(query.text, k, filter)
+        runs = [
+            dict(self.collection.search_sparse(query.text, k, filter)),
+            dict(self.collection.search_vector(query.vector, k, filter)),
+        ]
+        return rank(fuse("rrf", runs, k=self.rrf_k), k)
 
     def config(self) -> dict[str, Any]:
         return {**super().config(), "fusion": self.fusion, "k": self.rrf_k}

@@ -26,8 +26,9 @@ reply cache (``CachedLLM``), greedy and seeded, so a rerun asks the model nothin
 * ``multi-query``: ``n`` paraphrases, each weight 1, fused with the original (RRF in the ``transformed``
   retriever: RAG-Fusion, Rackauckas 2024).
 * ``hyde``: a hypothetical passage that answers the query (Gao et al., "Precise Zero-Shot Dense
-  Retrieval without Relevance Labels", 2022). Its query is the passage's text for word-matching legs
-  and, for dense legs, the mean of the passage's and the query's unit vectors (a ``VectorQuery``).
+  Retrieval without Relevance Labels", 2022). Its query (a ``ragline.roles.Query``) carries the passage's
+  text for word-matching legs and, for every leg that takes vectors (``dense``, ``store-dense``, a hybrid's
+  dense leg), the mean of the passage's and the query's unit vectors.
 * ``decompose``: the sub-questions of the agent's ``LLMDecomposer`` (or ``decomposer=rules``), each
   weight ``weight``; a hop's ``{bridge}`` slot, unknown before reading, is left out.
 """
@@ -50,6 +51,7 @@ from ragline.index.filters import FilterLike
 from ragline.index.store import Index
 from ragline.retrieve.base import Ranked, Retriever, needs_embeddings
 from ragline.retrieve.fusion import fuse, rank
+from ragline.roles import Query
 
 _WORD = re.compile(r"[^\W_]+(?:['-][^\W_]+)*")
 Spec = str | Mapping[str, Any]
@@ -201,12 +203,23 @@ class TransformedRetriever(Retriever):
     def needs_embeddings(params: Mapping[str, Any]) -> bool:
         return needs_embeddings(params.get("first", "bm25"))
 
+    @property
+    def takes(self) -> frozenset[str]:  # type: ignore[override]
+        return self.first.takes
+
     def rank(self, query: str, k: int = 10, filter: FilterLike = None) -> Ranked:
-        queries = [q for t in self.transforms for q in weighted_queries(t, query, filter)] or [(query, 1.0)]
-        if len(queries) == 1 and getattr(queries[0][0], "vector", None) is None:
-            return self.first.rank(queries[0][0], k, filter)
+        return self.rank_query(Query(query), k, filter)
+
+    def rank_query(self, query: Query, k: int = 10, filter: FilterLike = None) -> Ranked:
+        """The transforms read ``query``'s text; the original they keep (first, weight 1) stays ``query`` itself,
+        so a vector it carries still reaches the first stage's vector legs."""
+        written = [(Query.of(q), w) for t in self.transforms for q, w in weighted_queries(t, query.text, filter)]
+        queries = [(query if q.text == query.text and q.vector is None else q, w) for q, w in written]
+        queries = queries or [(query, 1.0)]
+        if len(queries) == 1:
+            return self.first.rank_query(queries[0][0], k, filter)
         depth = max(self.depth, k)
-        runs = [dict(rank_query(self.first, q, depth, filter)) for q, _ in queries]
+        runs = [dict(self.first.rank_query(q, depth, filter)) for q, _ in queries]
         return rank(fuse(self.fuser, runs, weights=[w for _, w in queries]), k)
 
     def config(self) -> dict[str, Any]:
@@ -214,47 +227,11 @@ class TransformedRetriever(Retriever):
                 "fuser": self.fuser, "depth": self.depth}  # fmt: skip
 
 
-def weighted_queries(transform: Any, query: str, filter: FilterLike = None) -> list[tuple[str, float]]:
+def weighted_queries(transform: Any, query: str, filter: FilterLike = None) -> list[tuple[str | Query, float]]:
     """``transform``'s queries for ``query``; ``filter`` reaches a transform that reads documents (takes one)."""
     if "filter" in inspect.signature(transform.transform).parameters:
         return transform.transform(query, filter=filter)
     return transform.transform(query)
-
-
-class VectorQuery(str):
-    """A query's text that carries the vector its dense legs search with (HyDE's averaged vector).
-
-    A ``str``, so every retriever and fuser takes it as text; :func:`rank_query` gives the vector to
-    dense legs.
-    """
-
-    vector: np.ndarray
-
-    def __new__(cls, text: str, vector: np.ndarray) -> VectorQuery:
-        query = super().__new__(cls, text)
-        query.vector = np.asarray(vector, dtype=np.float32)
-        return query
-
-
-def rank_query(retriever: Retriever, query: str, k: int, filter: FilterLike = None) -> Ranked:
-    """``retriever.rank(query, ...)``; a ``VectorQuery``'s vector replaces the embedded text in dense legs.
-
-    A dense retriever searches the vector; a hybrid one runs each leg this way and fuses them as it
-    would; any other retriever ranks the text.
-    """
-    from ragline.retrieve.dense import DenseRetriever
-    from ragline.retrieve.hybrid import HybridRetriever
-
-    vector = getattr(query, "vector", None)
-    if vector is None:
-        return retriever.rank(query, k, filter)
-    if isinstance(retriever, DenseRetriever):
-        segments = retriever.index.segments
-        return [(segments[si].ids[row], score) for si, row, score in retriever.index.search_vector(vector, k, filter)]
-    if isinstance(retriever, HybridRetriever):
-        runs = [dict(rank_query(leg, query, max(retriever.depth, k), filter)) for leg in retriever.legs]
-        return rank(fuse(retriever.fuser, runs, **retriever.fuser_params), k)
-    return retriever.rank(str(query), k, filter)
 
 
 class _LLMTransform:
@@ -357,7 +334,7 @@ class HyDE(_LLMTransform):
         super().__init__(llm, model, **options)
         self.index, self.weight = index, float(weight)
 
-    def transform(self, query: str) -> list[tuple[str, float]]:
+    def transform(self, query: str) -> list[tuple[str | Query, float]]:
         passage = " ".join(self.ask(self.PROMPT + query).split())
         if not passage:
             return [(query, 1.0)]
@@ -366,7 +343,8 @@ class HyDE(_LLMTransform):
         vectors = np.asarray(self.index.embedder.embed_queries([query, passage]), dtype=np.float64)
         vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
         mean = vectors.mean(axis=0)
-        return [(query, 1.0), (VectorQuery(passage, mean / max(float(np.linalg.norm(mean)), 1e-12)), self.weight)]
+        vector = (mean / max(float(np.linalg.norm(mean)), 1e-12)).astype(np.float32)
+        return [(query, 1.0), (Query(passage, vector), self.weight)]
 
     def config(self) -> dict[str, Any]:
         return {**super().config(), "weight": self.weight}

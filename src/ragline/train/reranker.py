@@ -68,7 +68,7 @@ class RerankerTraining:
 
 def _passages(index: Any, doc_ids: list[str]) -> list[str]:
     from ragline.retrieve.base import hits_for
-    from ragline.retrieve.rerank_cross import passage_of
+    from ragline.retrieve.rerank import passage_of
 
     return [passage_of(hit) for hit in hits_for(index, [(doc_id, 0.0) for doc_id in doc_ids])]
 
