@@ -58,6 +58,8 @@ def params(role: str) -> list:
         marks = [pytest.mark.models] if name in MODELS.get(role, ()) else []
         if name in LLM.get(role, ()):
             marks.append(pytest.mark.skip(reason="answered by an LLM: tests/answer and tests/agent hold it"))
+        elif getattr(component(role, name).factory, "retrieves", False):  # answer(question, filter), not read()
+            marks.append(pytest.mark.skip(reason="retrieves by itself: its own tests (tests/reflect, tests/agent)"))
         out.append(pytest.param(CHEAP.get(role, {}).get(name, name), marks=marks, id=name))
     return out
 
