@@ -82,6 +82,7 @@ LAB_EXPERIMENTS = {
     "knowledge-update": ("knowledge_update", False),
     "small-to-big": ("small_to_big", True),
     "reader-ablations": ("reader_ablations", False),
+    "raptor": ("raptor", True),
 }
 
 
@@ -121,6 +122,12 @@ def _run_lab(args: argparse.Namespace, module: Any) -> dict[str, Any]:
             raise ConfigError("reader-ablations needs --dataset DIR: questions with their own passages "
                               "(e.g. ../shared/bench/squad_v2_dev_subset)")  # fmt: skip
         return module.run(args.dataset, args.span_model or [], args.limit or module.DEFAULT_LIMIT)
+    if args.name == "raptor":
+        from ragline.corpora.orrin import DEFAULT_SEED
+
+        arms = {spec: spec for spec in args.retriever} if args.retriever else None
+        return module.run(args.seed if args.seed is not None else DEFAULT_SEED, arms, embedder=args.embedder,
+                          llm=_llm(args) if args.llm_chunks else None, llm_chunks=args.llm_chunks)  # fmt: skip
     if args.name == "knowledge-update":
         return module.run(llm=_llm(args), llm_questions=min(args.closed_book, 40))
     if args.name == "dense-transfer":
@@ -226,7 +233,9 @@ def add_parser(sub: Any) -> None:
         "oracle vs RAG at k 1 and 5, and the k sweep. knowledge-update: edit a document, then a conflicting one. "
         "small-to-big: small chunks read as they are, with a sentence window or as their section, vs plain chunks, "
         "at equal budgets: gold chunk at 1 and read vs share of the evidence in the context. reader-ablations: "
-        "the span reader with/without no-answer training, window size, span length limit, passages k.",
+        "the span reader with/without no-answer training, window size, span length limit, passages k. raptor: "
+        "hybrid vs the agent vs RAPTOR (collapsed, traversal, UMAP) per question type on Orrin with its aggregate "
+        "questions, 10 passages each: questions with all evidence in the context; the tree's cost per 1,000 chunks.",
     )
     p.add_argument("name", choices=("chunking", "lost-in-the-middle", *LAB_EXPERIMENTS))
     p.add_argument(
@@ -273,6 +282,13 @@ def add_parser(sub: Any) -> None:
         help=component_help("retriever", "retriever spec, repeatable (default: bm25, dense, hybrid)"),
     )
     p.add_argument("--seed", type=int, help="corpus seed (default: the evaluation world)")
+    p.add_argument(
+        "--llm-chunks",
+        type=int,
+        default=0,
+        metavar="N",
+        help="raptor: also build a tree with LLM summaries (--llm) over the first N chunks, for its cost (0 = none)",
+    )
     p.add_argument("--embedder", default="minilm", help="embedding model (minilm)")
     g = p.add_argument_group("lost-in-the-middle (--chunker: the first one, default fixed:size=100,overlap=30)")
     g.add_argument("--k", type=positive_int, default=5, help="sources per context: 1 gold + k-1 distractors (5)")

@@ -45,6 +45,10 @@ from ragline.structures.raptor_tree import MODES, NAME, RaptorParams, RaptorTree
 
 __all__ = ["RaptorRetriever", "build_raptor"]
 
+# what a summary node hands on: the chunks its summary quotes (an LLM summary quotes none: all its sources), or
+# every chunk below it, the quoted ones first
+EXPANSIONS = ("quoted", "sources")
+
 
 @register_builder(NAME)
 def build_raptor(index: Any, params: dict[str, Any], llm: Any = None) -> dict[str, Any]:
@@ -64,8 +68,9 @@ class RaptorRetriever(Retriever):
     """RAPTOR tree of cluster summaries: mode=collapsed (all levels ranked at once) or traversal (beam per level).
 
     Cosine between the query and every node; a node is a candidate only if the filter admits all its
-    sources. ``reduce``, ``summarizer``, ``max_children``, ``threshold``, ``sentences`` (and the other
-    ``RaptorParams``) say how the tree is built.
+    sources. A summary node stands for the chunks it quotes (``expand=quoted``) or for every chunk below
+    it (``expand=sources``), nearest to the query first. ``reduce``, ``summarizer``, ``max_children``,
+    ``threshold``, ``sentences`` (and the other ``RaptorParams``) say how the tree is built.
 
     The tree stored beside the index is used when it is fresh and built with the same parameters;
     otherwise one is built in memory on the first query (as ``ragline eval`` does on its in-memory index).
@@ -79,6 +84,7 @@ class RaptorRetriever(Retriever):
         index: Any,
         mode: str = "collapsed",
         beam: int = 3,
+        expand: str = "quoted",
         reduce: str = "none",
         summarizer: str = "extractive",
         max_children: int = 8,
@@ -90,9 +96,11 @@ class RaptorRetriever(Retriever):
         super().__init__(index)
         if mode not in MODES:
             raise ConfigError(f"raptor: mode must be one of {', '.join(MODES)}, got {mode!r}")
+        if expand not in EXPANSIONS:
+            raise ConfigError(f"raptor: expand must be one of {', '.join(EXPANSIONS)}, got {expand!r}")
         if int(beam) < 1:
             raise ConfigError(f"raptor: beam must be >= 1, got {beam}")
-        self.mode, self.beam, self.llm = mode, int(beam), llm
+        self.mode, self.beam, self.expand, self.llm = mode, int(beam), expand, llm
         self.params = RaptorParams.of({"reduce": reduce, "summarizer": summarizer, "max_children": max_children,
                                        "threshold": threshold, "sentences": sentences, **build})  # fmt: skip
         self._tree: RaptorTree | None = None
@@ -160,10 +168,11 @@ class RaptorRetriever(Retriever):
         node = self.tree.nodes[i]
         if node.level == 0:
             return [node.id]
-        quoted = list(dict.fromkeys(chunk_id for _, chunk_id in node.quoted))
+        quoted = sorted(dict.fromkeys(c for _, c in node.quoted), key=lambda s: -leaf_score.get(s, -1.0))
         rest = sorted((s for s in node.sources if s not in quoted), key=lambda s: -leaf_score.get(s, -1.0))
-        head = sorted(quoted, key=lambda s: -leaf_score.get(s, -1.0))
-        return head if head else rest
+        if self.expand == "quoted" and quoted:
+            return quoted
+        return quoted + rest  # every source, the quoted ones first
 
     def config(self) -> dict[str, Any]:
-        return {"name": self.name, "mode": self.mode, "beam": self.beam, **asdict(self.params)}
+        return {"name": self.name, "mode": self.mode, "beam": self.beam, "expand": self.expand, **asdict(self.params)}
