@@ -218,3 +218,26 @@ def test_builders_by_name() -> None:
     assert "raptor" in base.structure_names()
     with pytest.raises(ConfigError, match="unknown structure"):
         build_structure(Index.create(None, IndexSettings()), "forest", {})
+
+
+def test_llm_summaries_are_counted_scoped_and_never_mix_acls(tmp_path: Path) -> None:
+    """summarizer=llm: one call per summary node, its cost recorded, each prompt built from one ACL partition only.
+
+    Planted fault checked: building one tree over all chunks (no ACL partitions) fails the last assertion."""
+    from llm_fakes import FakeLLM
+    from ragline.models.llm import CachedLLM
+    from ragline.models.llm.cache import LLMResponseCache
+
+    index = make_index(corpus(random.Random(6), n=24))
+    fake = FakeLLM(lambda messages, *rest: f"Summary {len(fake.calls)}.")
+    llm = CachedLLM(fake, LLMResponseCache(tmp_path / "llm.sqlite"))
+    tree = build_tree(index, RaptorParams(summarizer="llm", max_children=4), llm=llm)
+    summaries = [n for n in tree.nodes if n.level > 0]
+    assert summaries and tree.cost["llm_calls"] == len(summaries) == len(fake.calls) and tree.cost["tokens"] > 0
+    assert all(n.text.startswith("Summary ") and not n.quoted for n in summaries)
+    marker = {d.id: d.text for d in index.documents()}
+    acl = {d.id: tuple(d.metadata["acl"]) for d in index.documents()}
+    for messages in fake.calls:
+        prompt = messages[-1]["content"]
+        used = {acl[i] for i, text in marker.items() if " ".join(text.split()[:200]) in prompt}
+        assert len(used) <= 1
