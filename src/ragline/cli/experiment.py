@@ -127,7 +127,8 @@ def _run_lab(args: argparse.Namespace, module: Any) -> dict[str, Any]:
 
         arms = {spec: spec for spec in args.retriever} if args.retriever else None
         return module.run(args.seed if args.seed is not None else DEFAULT_SEED, arms, embedder=args.embedder,
-                          llm=_llm(args) if args.llm_chunks else None, llm_chunks=args.llm_chunks)  # fmt: skip
+                          llm=_llm(args) if args.llm_chunks else None, llm_chunks=args.llm_chunks,
+                          reader=args.reader[0] if args.reader else None)  # fmt: skip
     if args.name == "knowledge-update":
         return module.run(llm=_llm(args), llm_questions=min(args.closed_book, 40))
     if args.name == "dense-transfer":
@@ -272,7 +273,8 @@ def add_parser(sub: Any) -> None:
         metavar="SPEC",
         help="chunking: also answer every question with "
         "this reader over each row's top 5 (extractive, llm:...), repeatable; reports correct / wrong / "
-        "abstained and a paired test against the first --chunker",
+        "abstained and a paired test against the first --chunker. raptor: the reader of every arm's passages "
+        "for the aggregate questions (the first one given)",
     )
     p.add_argument(
         "--retriever",

@@ -11,6 +11,10 @@ The world (an Orrin world by seed, with its aggregate/global questions appended,
     raptor-traversal    RAPTOR from the roots down, beam 3
     raptor-umap         collapsed, with UMAP before the mixture
 
+With ``reader`` (``--reader SPEC``), the same reader reads every arm's passages for each aggregate
+question; **answered** counts the right answers (a listing must name every item; a count, a name or a
+value must occur in the answer), compared with hybrid's by the same test.
+
 A question counts as **complete** when every one of its evidence sentences (all the documents an
 aggregate answer needs, one sentence each) lies inside the k chunks: what any reader needs to answer
 it, whichever reader it is. ``gold recall`` is the share of gold documents with a chunk in the k.
@@ -62,6 +66,25 @@ def _score(question: Any, texts: list[str], parents: list[str]) -> dict[str, flo
     }
 
 
+def _measure(question: Any, hits: list[Any], read: Any) -> dict[str, float]:
+    """``_score`` of the hits, and for an aggregate question with a reader, whether the reader's answer is right."""
+    scores = _score(question, [h.text for h in hits], [h.parent or h.doc_id for h in hits])
+    if read is not None and question.type in AGGREGATE_TYPES:
+        from ragline.answer.context import build_context
+
+        scores["answered"] = float(aggregate_correct(question, read.read(question.text, build_context(hits)).text))
+    return scores
+
+
+def aggregate_correct(question: Any, text: str) -> bool:
+    """A listing is right when it names every item; any other answer when it contains the answer or an alias."""
+    from ragline.eval.answers import contains_answer
+
+    if question.type == "listing":
+        return all(contains_answer(text, [item]) for item in question.answer.split("; "))
+    return contains_answer(text, question.answers) is not None
+
+
 def _agent(index: Any, k: int) -> Any:
     from ragline.agent.loop import AgentSettings, MultiHopAgent
 
@@ -101,8 +124,12 @@ def run(
     embedder: str = "minilm",
     llm: Any = None,
     llm_chunks: int = 0,
+    reader: str | None = None,
 ) -> dict[str, Any]:
+    from ragline.answer.pipeline import build_reader
     from ragline.components import build
+
+    read = build_reader(reader) if reader else None
 
     corpus = with_aggregate(build_orrin(seed))
     corpus.questions = [q for q in corpus.questions if not q.expected_abstain]  # nothing to find: the ACL tests
@@ -124,15 +151,13 @@ def run(
         started = time.perf_counter()
         scores = {}
         for q in corpus.questions:
-            hits = retriever.search(q.text, k, _acl(q.user_groups))
-            scores[q.id] = _score(q, [h.text for h in hits], [h.parent or h.doc_id for h in hits])
+            scores[q.id] = _measure(q, retriever.search(q.text, k, _acl(q.user_groups)), read)
         per_arm[label], seconds[label] = scores, time.perf_counter() - started
     if agent:
         runner, started, scores = _agent(index, k), time.perf_counter(), {}
         for q in corpus.questions:
             _, context = runner.answer(q.text, _acl(q.user_groups))
-            hits = [s.hit for s in context.sources]
-            scores[q.id] = _score(q, [h.text for h in hits], [h.parent or h.doc_id for h in hits])
+            scores[q.id] = _measure(q, [s.hit for s in context.sources], read)
         per_arm["agent"], seconds["agent"] = scores, time.perf_counter() - started
     types = list(dict.fromkeys(q.type for q in corpus.questions))
     groups = {**{t: [q.id for q in corpus.questions if q.type == t] for t in types},
@@ -148,15 +173,21 @@ def run(
                 "complete": sum(scores[i]["complete"] for i in ids),
                 "gold_recall": round(sum(scores[i]["gold_recall"] for i in ids) / max(len(ids), 1), 3),
             }
+            if read is not None and group == "aggregate":
+                row[group]["answered"] = sum(scores[i]["answered"] for i in ids)
         if label != "hybrid":
             for group in ("aggregate", "all"):
                 base = {i: per_arm["hybrid"][i]["complete"] for i in groups[group]}
                 test = compare(base, {i: scores[i]["complete"] for i in groups[group]})
                 row[f"vs_hybrid_{group}"] = {"delta": round(test["delta"], 3), "p": round(test["p_randomization"], 4)}
+            if read is not None:
+                base = {i: per_arm["hybrid"][i]["answered"] for i in groups["aggregate"]}
+                test = compare(base, {i: scores[i]["answered"] for i in groups["aggregate"]})
+                row["answered_vs_hybrid"] = {"delta": round(test["delta"], 3), "p": round(test["p_randomization"], 4)}
         rows.append(row)
     if llm_chunks:
         costs.append(_tree_cost(index, "raptor:summarizer=llm", llm=llm, limit=llm_chunks))
-    return {"experiment": "raptor", "corpus": corpus.name, "seed": seed, "chunks": len(index), "k": k,
+    return {"experiment": "raptor", "corpus": corpus.name, "seed": seed, "chunks": len(index), "k": k, "reader": reader,
             "questions": len(corpus.questions), "types": [*types, "aggregate", "all"], "rows": rows,
             "costs": costs}  # fmt: skip
 
@@ -172,12 +203,15 @@ def tables(payload: dict[str, Any]) -> list[Table]:
     title = (f"RAPTOR on {payload['corpus']} ({payload['chunks']} chunks, {payload['k']} per question): questions "
              "with every evidence sentence in the context, by type; p: randomization vs hybrid")  # fmt: skip
     table = Table(title=title)
-    for column in ("arm", *types, "aggregate vs hybrid", "s/question"):
+    answers = [f"answered ({payload['reader']})", "answered vs hybrid"] if payload.get("reader") else []
+    for column in ("arm", *types, "aggregate vs hybrid", *answers, "s/question"):
         table.add_column(column, justify="left" if column == "arm" else "right")
     for row in payload["rows"]:
-        versus = row.get("vs_hybrid_aggregate")
+        versus, read = row.get("vs_hybrid_aggregate"), row.get("answered_vs_hybrid")
+        cells = [f"{row['aggregate']['answered']:.0f}/{row['aggregate']['n']}",
+                 f"{read['delta']:+.3f} (p {read['p']:.3f})" if read else "—"] if answers else []  # fmt: skip
         table.add_row(row["arm"], *(f"{row[t]['complete']:.0f}/{row[t]['n']}" for t in types),
-                      f"{versus['delta']:+.3f} (p {versus['p']:.3f})" if versus else "—",
+                      f"{versus['delta']:+.3f} (p {versus['p']:.3f})" if versus else "—", *cells,
                       f"{row['seconds_per_question']:.2f}")  # fmt: skip
     cost = Table(title="Building the tree, per 1,000 chunks")
     for column in ("arm", "chunks", "nodes", "seconds", "LLM calls", "tokens", "bytes"):
