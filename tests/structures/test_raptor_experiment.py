@@ -33,8 +33,9 @@ def test_a_listing_is_right_only_with_every_item() -> None:
 def test_runs_every_arm_on_the_same_questions(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("ragline.index.store.load_index_embedder", lambda *args: BagEmbedder())
     arms = {"hybrid": "hybrid", "raptor": "raptor", "raptor-traversal": "raptor:mode=traversal"}
-    payload = experiment.run(TRAIN_SEED, arms, agent=False, reader="extractive")
+    payload = experiment.run(TRAIN_SEED, arms, agent=False, reader="extractive", read_per_type=1)
     assert [r["arm"] for r in payload["rows"]] == list(arms)
+    assert payload["rows"][0]["aggregate"]["n"] == 4  # one question of each aggregate type
     for row in payload["rows"]:
         assert row["all"]["n"] == payload["questions"] and 0 <= row["aggregate"]["complete"] <= row["aggregate"]["n"]
     assert "vs_hybrid_aggregate" in payload["rows"][1] and "answered_vs_hybrid" in payload["rows"][1]

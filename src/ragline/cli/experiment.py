@@ -128,7 +128,8 @@ def _run_lab(args: argparse.Namespace, module: Any) -> dict[str, Any]:
         arms = {spec: spec for spec in args.retriever} if args.retriever else None
         return module.run(args.seed if args.seed is not None else DEFAULT_SEED, arms, embedder=args.embedder,
                           llm=_llm(args) if args.llm_chunks else None, llm_chunks=args.llm_chunks,
-                          reader=args.reader[0] if args.reader else None)  # fmt: skip
+                          reader=args.reader[0] if args.reader else None,
+                          read_per_type=args.read_per_type)  # fmt: skip
     if args.name == "knowledge-update":
         return module.run(llm=_llm(args), llm_questions=min(args.closed_book, 40))
     if args.name == "dense-transfer":
@@ -284,6 +285,13 @@ def add_parser(sub: Any) -> None:
         help=component_help("retriever", "retriever spec, repeatable (default: bm25, dense, hybrid)"),
     )
     p.add_argument("--seed", type=int, help="corpus seed (default: the evaluation world)")
+    p.add_argument(
+        "--read-per-type",
+        type=int,
+        default=0,
+        metavar="N",
+        help="raptor: keep only the first N questions of each aggregate type (a sample for an LLM --reader; 0 = all)",
+    )
     p.add_argument(
         "--llm-chunks",
         type=int,

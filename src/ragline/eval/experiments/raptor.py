@@ -13,7 +13,8 @@ The world (an Orrin world by seed, with its aggregate/global questions appended,
 
 With ``reader`` (``--reader SPEC``), the same reader reads every arm's passages for each aggregate
 question; **answered** counts the right answers (a listing must name every item; a count, a name or a
-value must occur in the answer), compared with hybrid's by the same test.
+value must occur in the answer), compared with hybrid's by the same test; ``read_per_type`` keeps only
+the first questions of each aggregate type, a sample for a slow reader.
 
 A question counts as **complete** when every one of its evidence sentences (all the documents an
 aggregate answer needs, one sentence each) lies inside the k chunks: what any reader needs to answer
@@ -125,6 +126,7 @@ def run(
     llm: Any = None,
     llm_chunks: int = 0,
     reader: str | None = None,
+    read_per_type: int = 0,
 ) -> dict[str, Any]:
     from ragline.answer.pipeline import build_reader
     from ragline.components import build
@@ -135,6 +137,9 @@ def run(
     corpus.questions = [q for q in corpus.questions if not q.expected_abstain]  # nothing to find: the ACL tests
     index = _index(corpus, embedder)
     arms = dict(arms or ARMS)
+    if read_per_type:  # read only the first questions of each aggregate type (a sample for a slow reader)
+        keep = {t: [q.id for q in corpus.questions if q.type == t][:read_per_type] for t in AGGREGATE_TYPES}
+        corpus.questions = [q for q in corpus.questions if q.type not in AGGREGATE_TYPES or q.id in keep[q.type]]
     per_arm: dict[str, dict[str, dict[str, float]]] = {}
     seconds: dict[str, float] = {}
     trees: dict[Any, Any] = {}  # one tree per build parameters, shared by the arms that only search it otherwise
@@ -188,6 +193,7 @@ def run(
     if llm_chunks:
         costs.append(_tree_cost(index, "raptor:summarizer=llm", llm=llm, limit=llm_chunks))
     return {"experiment": "raptor", "corpus": corpus.name, "seed": seed, "chunks": len(index), "k": k, "reader": reader,
+            "read_per_type": read_per_type,
             "questions": len(corpus.questions), "types": [*types, "aggregate", "all"], "rows": rows,
             "costs": costs}  # fmt: skip
 
