@@ -59,12 +59,7 @@ def builders() -> dict[str, Callable[..., dict[str, Any]]]:
     import importlib
 
     for module in MODULES:
-        try:
-            importlib.import_module(module)
-        except ImportError as exc:  # a structure whose optional packages are missing is just not offered
-            if module.endswith(".raptor"):
-                raise
-            del exc
+        importlib.import_module(module)
     return dict(BUILDERS)
 
 
