@@ -34,7 +34,10 @@ from ragline.specs import format_spec, parse_spec
 
 # role -> (what it does, the modules or packages whose modules register components of that role)
 ROLES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "retriever": ("ranks document ids for a query, the filter applied inside", ("ragline.retrieve",)),
+    "retriever": (
+        "ranks document ids for a query, the filter applied inside",
+        ("ragline.retrieve", "ragline.structures"),
+    ),
     "fuser": ("combines several ranked lists into one", ("ragline.retrieve",)),
     "query_transform": ("turns a query into weighted queries", ("ragline.retrieve",)),
     "reranker": ("reorders a first stage's hits", ("ragline.retrieve",)),

@@ -83,6 +83,7 @@ LAB_EXPERIMENTS = {
     "small-to-big": ("small_to_big", True),
     "reader-ablations": ("reader_ablations", False),
     "reflection": ("reflection", False),
+    "raptor": ("raptor", True),
 }
 
 
@@ -134,6 +135,15 @@ def _run_lab(args: argparse.Namespace, module: Any) -> dict[str, Any]:
         arms = tuple(args.arm or module.ARMS)
         log = lambda m: stderr.print(m, highlight=False, markup=False)  # noqa: E731
         return module.run(world, llm=_llm(args), per_type=per_type, seed=args.sample_seed, log=log, names=arms)
+
+    if args.name == "raptor":
+        from ragline.corpora.orrin import DEFAULT_SEED
+
+        arms = {spec: spec for spec in args.retriever} if args.retriever else None
+        return module.run(args.seed if args.seed is not None else DEFAULT_SEED, arms, embedder=args.embedder,
+                          llm=_llm(args) if args.llm_chunks else None, llm_chunks=args.llm_chunks,
+                          reader=args.reader[0] if args.reader else None,
+                          read_per_type=args.read_per_type)  # fmt: skip
     if args.name == "knowledge-update":
         return module.run(llm=_llm(args), llm_questions=min(args.closed_book, 40))
     if args.name == "dense-transfer":
@@ -241,7 +251,9 @@ def add_parser(sub: Any) -> None:
         "at equal budgets: gold chunk at 1 and read vs share of the evidence in the context. reader-ablations: "
         "the span reader with/without no-answer training, window size, span length limit, passages k. reflection: "
         "always-retrieve vs Self-RAG vs CRAG vs routed vs the agent on a stratified sample (--questions per type, "
-        "--sample-seed) and every closed-book question: outcomes, retrievals, model calls, seconds, paired tests.",
+        "--sample-seed) and every closed-book question: outcomes, retrievals, model calls, seconds, paired tests. "
+        "raptor: hybrid vs the agent vs RAPTOR (collapsed, traversal, UMAP) per question type on Orrin with its aggregate "
+        "questions, 10 passages each: questions with all evidence in the context; the tree's cost per 1,000 chunks.",
     )
     p.add_argument("name", choices=("chunking", "lost-in-the-middle", *LAB_EXPERIMENTS))
     p.add_argument(
@@ -278,7 +290,8 @@ def add_parser(sub: Any) -> None:
         metavar="SPEC",
         help="chunking: also answer every question with "
         "this reader over each row's top 5 (extractive, llm:...), repeatable; reports correct / wrong / "
-        "abstained and a paired test against the first --chunker",
+        "abstained and a paired test against the first --chunker. raptor: the reader of every arm's passages "
+        "for the aggregate questions (the first one given)",
     )
     p.add_argument(
         "--retriever",
@@ -307,6 +320,20 @@ def add_parser(sub: Any) -> None:
             "agent (own chunks)",
         ),
         help="reflection: an arm to run, repeatable (default: all but always-retrieve (llm), which reads with --llm)",
+    )
+    p.add_argument(
+        "--read-per-type",
+        type=int,
+        default=0,
+        metavar="N",
+        help="raptor: keep only the first N questions of each aggregate type (a sample for an LLM --reader; 0 = all)",
+    )
+    p.add_argument(
+        "--llm-chunks",
+        type=int,
+        default=0,
+        metavar="N",
+        help="raptor: also build a tree with LLM summaries (--llm) over the first N chunks, for its cost (0 = none)",
     )
     p.add_argument("--embedder", default="minilm", help="embedding model (minilm)")
     g = p.add_argument_group("lost-in-the-middle (--chunker: the first one, default fixed:size=100,overlap=30)")

@@ -101,6 +101,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         with stderr.status(f"committing {report.added + report.updated} {unit}"):
             index.commit()
         report_embeddings(index)
+        built = _sync_structures(index, args.structure or [], store)
         info = index.info()
         generation = getattr(index, "generation", None)
     if not store:
@@ -129,6 +130,8 @@ def cmd_index(args: argparse.Namespace) -> int:
         "generation": info["generation"],
         "seconds": round(time.perf_counter() - started, 3),
     }
+    if built:
+        result["structures"] = built
     if distributed is not None:
         result["ray"] = {"address": workers, "workers": distributed.workers, "embedded": distributed.computed,
                          "embeddings_cached": distributed.cached}  # fmt: skip
@@ -147,6 +150,26 @@ def cmd_index(args: argparse.Namespace) -> int:
             )
         )
     return 0
+
+
+def _sync_structures(index: Any, specs: list[str], store: str | None) -> list[dict[str, Any]]:
+    """Build or bring up to date each ``--structure`` beside the index; what each cost."""
+    if not specs:
+        return []
+    if store:
+        raise ConfigError("--structure stores a structure beside an index folder; a --store collection has none")
+    from ragline.specs import parse_spec
+    from ragline.structures.base import build_structure
+
+    out = []
+    for spec in specs:
+        name, params = parse_spec(spec, "--structure")
+        with stderr.status(f"building structure {name}"):
+            manifest = build_structure(index, name, params)
+        out.append({"structure": name, "nodes": manifest.get("nodes"), "cost": manifest["cost"],
+                    "updated": manifest.get("updated")})  # fmt: skip
+        stderr.print(f"structure {name}: {manifest.get('nodes')} nodes, {manifest['cost']['seconds']} s")
+    return out
 
 
 def check_source(source: Path, index: Path, yes: bool) -> None:
@@ -252,6 +275,14 @@ def add_parser(sub: Any) -> None:
         type=int,
         metavar="N",
         help="with --workers: how many Ray workers (one CPU each; default: the cluster's CPUs)",
+    )
+    p.add_argument(
+        "--structure",
+        action="append",
+        metavar="NAME[:key=value,...]",
+        help="after the sync, build or bring up to date a derived structure stored beside the index "
+        "(repeatable): raptor (a tree of cluster summaries; raptor:summarizer=llm,reduce=umap); "
+        "`ragline status` says when one is stale",
     )
     add_analysis_flags(p, stamped=True)
     add_config_flag(p, "sentence-packed chunks, MiniLM embeddings (the [ingest] and [index] stages of "

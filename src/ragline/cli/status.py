@@ -35,15 +35,30 @@ def cmd_status(args: argparse.Namespace) -> int:
     drift = pipeline_drift(index, config) if config is not None else [d for d in [weights_drift(index)] if d]
     merged = _merge([r for _, r in reports], len(sources) > 1)
     merged.drift = drift
+    from ragline.structures.base import structure_status
+
+    structures = structure_status(index)
+    stale_structures = [s for s in structures if s["stale"]]
     if args.output == "json":
         emit_json({"index": str(path), "sources": [s for s, _ in reports], "generation": index.generation,
-                   **merged.to_dict()})  # fmt: skip
-        return 1 if args.exit_code and merged.stale else 0
+                   **merged.to_dict(), "structures": structures})  # fmt: skip
+        return 1 if args.exit_code and (merged.stale or stale_structures) else 0
     console = Console()
+    for s in structures:
+        state = (
+            (
+                f"stale ({s['added']} chunks added, {s['changed']} changed, {s['removed']} removed since it was "
+                f"built): rebuild with `ragline index ... --structure {s['structure']}`"
+            )
+            if s["stale"]
+            else "fresh"
+        )
+        console.print(Text(f"structure {s['structure']} (built {s['built_at']}): {state}",
+                           style="yellow" if s["stale"] else ""))  # fmt: skip
     if not merged.documents and not drift:
         console.print(Text(f"{path} is up to date with {', '.join(s for s, _ in reports)} "
                            f"(generation {index.generation}, {merged.unchanged} chunks checked)"))  # fmt: skip
-        return 0
+        return 1 if args.exit_code and stale_structures else 0
     if merged.documents:
         table = Table(title=Text(f"{path} against {', '.join(s for s, _ in reports)}"))
         for column in ("status", "document", "source", "chunks"):

@@ -1,0 +1,43 @@
+"""``ragline index --structure raptor`` stores the tree beside the index; ``ragline status`` says when it is stale."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from bag_embedder import BagEmbedder
+
+from ragline.cli import main
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict]:
+    capsys.readouterr()
+    code = main([*argv, "--output", "json"])
+    return code, json.loads(capsys.readouterr().out.strip())
+
+
+def test_index_builds_the_structure_and_status_reports_it_stale(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Planted fault checked: a status that ignores structures (no `structures` key) fails the first assertion."""
+    monkeypatch.setattr("ragline.index.store.load_index_embedder", lambda *args: BagEmbedder())
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i, topic in enumerate(("lunch dinner allowance", "airline ticket luggage", "disk database reboot") * 4):
+        (docs / f"d{i}.md").write_text(f"# Note {i}\n\nThe {topic} rule {i}. Another {topic} sentence.\n")
+    index = str(tmp_path / "idx")
+    code, done = _run(capsys, "index", str(docs), "--index", index, "--embedder", "none", "--structure", "raptor")
+    assert code == 0 and done["structures"][0]["structure"] == "raptor" and done["structures"][0]["nodes"] > 12
+    assert (tmp_path / "idx" / "structures" / "raptor" / "manifest.json").is_file()
+    code, status = _run(capsys, "status", "--index", index)
+    assert [(s["structure"], s["stale"]) for s in status["structures"]] == [("raptor", False)]
+    (docs / "d0.md").write_text("# Note 0\n\nA changed lunch rule.\n")
+    _run(capsys, "index", str(docs), "--index", index, "--embedder", "none")
+    code, status = _run(capsys, "status", "--index", index)
+    assert status["structures"][0]["stale"] and status["structures"][0]["changed"] == 1
+    assert main(["status", "--index", index, "--exit-code"]) == 1
+    code, done = _run(capsys, "index", str(docs), "--index", index, "--embedder", "none", "--structure", "raptor")
+    assert done["structures"][0]["updated"]["partitions_updated"] == 1
+    code, status = _run(capsys, "status", "--index", index)
+    assert not status["structures"][0]["stale"]
