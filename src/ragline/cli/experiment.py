@@ -252,7 +252,8 @@ def add_parser(sub: Any) -> None:
         "the span reader with/without no-answer training, window size, span length limit, passages k. reflection: "
         "always-retrieve vs Self-RAG vs CRAG vs routed vs the agent on a stratified sample (--questions per type, "
         "--sample-seed) and every closed-book question: outcomes, retrievals, model calls, seconds, paired tests. "
-        "raptor: hybrid vs the agent vs RAPTOR (collapsed, traversal, UMAP) per question type on Orrin with its aggregate "
+        "raptor: hybrid vs the agent vs RAPTOR (collapsed, traversal, UMAP) per question type on Orrin with its "
+        "aggregate "
         "questions, 10 passages each: questions with all evidence in the context; the tree's cost per 1,000 chunks.",
     )
     p.add_argument("name", choices=("chunking", "lost-in-the-middle", *LAB_EXPERIMENTS))
