@@ -1,0 +1,1 @@
+"""Derived index structures built from an index's chunks (the entity graph; see docs/architecture.md)."""
