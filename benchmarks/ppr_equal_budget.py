@@ -13,12 +13,11 @@ of each ``--ppr`` spec against ``--baseline``. Prints JSON (``--out`` also write
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
 from agent_equal_budget import all_gold, pooled_index, question_split
-from common import bench_root
+from common import bench_root, print_result, write_result
 from ragline.eval.datasets import load_dataset
 from ragline.eval.stats import compare
 from ragline.retrieve.registry import build_retriever
@@ -56,10 +55,9 @@ def main() -> None:
             report["budgets"][b]["ppr"][spec] = {"all_gold": sum(got.values()) / len(questions),
                                                  "delta": test["delta"], "p_randomization": test["p_randomization"],
                                                  "seconds_per_question": round(seconds, 4)}  # fmt: skip
-    text = json.dumps(report, indent=2)
-    print(text)
+    print_result(report, "pretty")
     if args.out:
-        Path(args.out).write_text(text + "\n", encoding="utf-8")
+        write_result(Path(args.out), report)
 
 
 if __name__ == "__main__":
