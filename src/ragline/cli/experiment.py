@@ -82,6 +82,7 @@ LAB_EXPERIMENTS = {
     "knowledge-update": ("knowledge_update", False),
     "small-to-big": ("small_to_big", True),
     "reader-ablations": ("reader_ablations", False),
+    "graph": ("graph", False),
 }
 
 
@@ -121,6 +122,8 @@ def _run_lab(args: argparse.Namespace, module: Any) -> dict[str, Any]:
             raise ConfigError("reader-ablations needs --dataset DIR: questions with their own passages "
                               "(e.g. ../shared/bench/squad_v2_dev_subset)")  # fmt: skip
         return module.run(args.dataset, args.span_model or [], args.limit or module.DEFAULT_LIMIT)
+    if args.name == "graph":
+        return module.run(args.seed, retrievers=args.retriever or module.RETRIEVERS)
     if args.name == "knowledge-update":
         return module.run(llm=_llm(args), llm_questions=min(args.closed_book, 40))
     if args.name == "dense-transfer":

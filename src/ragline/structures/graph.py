@@ -242,7 +242,8 @@ def structure_dir(index_dir: str | os.PathLike[str]) -> Path:
     return Path(index_dir) / "structures" / NAME
 
 
-def _to_json(graph: EntityGraph) -> dict[str, Any]:
+def to_json(graph: EntityGraph) -> dict[str, Any]:
+    """The graph as the JSON value `graph.json` holds."""
     return {
         "chunk_ids": graph.chunk_ids,
         "keys": graph.keys,
@@ -256,7 +257,7 @@ def _to_json(graph: EntityGraph) -> dict[str, Any]:
     }
 
 
-def _from_json(data: Mapping[str, Any]) -> EntityGraph:
+def from_json(data: Mapping[str, Any]) -> EntityGraph:
     return EntityGraph(
         chunk_ids=list(data["chunk_ids"]),
         keys=list(data["keys"]),
@@ -278,7 +279,7 @@ def save_graph(graph: EntityGraph, index_dir: str | os.PathLike[str], params: Ma
     temp = Path(tempfile.mkdtemp(prefix=f".{NAME}-", dir=target.parent))
     manifest = {"structure": NAME, "format": FORMAT, "params": dict(params), "sources": dict(sources),
                 "built_at": datetime.now(UTC).isoformat(timespec="seconds"), "cost": dict(cost)}  # fmt: skip
-    for name, data in (("graph.json", _to_json(graph)), ("manifest.json", manifest)):
+    for name, data in (("graph.json", to_json(graph)), ("manifest.json", manifest)):
         with open(temp / name, "w", encoding="utf-8") as f:
             json.dump(data, f)
             fsync_file(f)
@@ -309,7 +310,7 @@ def load_graph(index_dir: str | os.PathLike[str]) -> EntityGraph | None:
     path = structure_dir(index_dir) / "graph.json"
     if read_manifest(index_dir) is None or not path.exists():
         return None
-    return _from_json(json.loads(path.read_text(encoding="utf-8")))
+    return from_json(json.loads(path.read_text(encoding="utf-8")))
 
 
 def is_stale(index: Any) -> bool | None:
