@@ -29,6 +29,7 @@ import os
 import shutil
 import tempfile
 import time
+import weakref
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -335,17 +336,20 @@ def build_structure(index: Any, extractor: str = "rules", llm: Any = None, **par
     return graph
 
 
-_memo: dict[tuple[int, int, str], EntityGraph] = {}
+_memo: weakref.WeakKeyDictionary[Any, tuple[int, str, EntityGraph]] = weakref.WeakKeyDictionary()
 
 
 def graph_for(index: Any, extractor: str = "rules", llm: Any = None) -> EntityGraph:
-    """The graph of ``index`` now: the stored one when it is current, else built in memory (kept per commit)."""
-    key = (id(index), index.generation, extractor)
-    if key not in _memo:
+    """The graph of ``index`` now: the stored one when it is current, else built in memory (kept per commit).
+
+    Kept beside the index object (weakly: it goes with the index), so two indexes never share one.
+    """
+    kept = _memo.get(index)
+    if kept is None or kept[:2] != (index.generation, extractor):
         stored = load_graph(index.path) if index.path and is_stale(index) is False else None
-        _memo.clear()  # one graph in memory at a time
-        _memo[key] = stored if stored is not None else build_graph(index.documents(), extractor=extractor, llm=llm)
-    return _memo[key]
+        graph = stored if stored is not None else build_graph(index.documents(), extractor=extractor, llm=llm)
+        _memo[index] = kept = (index.generation, extractor, graph)
+    return kept[2]
 
 
 def embedding_synonyms(keys: Sequence[str], embedder: Any, threshold: float) -> list[tuple[int, int, float]]:
