@@ -21,7 +21,9 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from common import bench_root
 from ragline.agent.loop import AgentSettings, MultiHopAgent
@@ -31,6 +33,24 @@ from ragline.eval.stats import compare
 from ragline.index import Index
 from ragline.index.settings import IndexSettings
 from ragline.retrieve.registry import build_retriever, needs_embeddings
+
+
+def pooled_index(dataset: Any, specs: list[str]) -> Index:
+    """The pooled corpus in memory; vectors (MiniLM) when one of the retrievers ``specs`` needs them."""
+    index = Index.create(None, IndexSettings(embedder="minilm") if needs_embeddings(specs) else None)
+    index.add(dataset.corpus)
+    index.commit()
+    return index
+
+
+def question_split(dataset: Any, first: int, calibration: bool) -> list[dict[str, Any]]:
+    """The first ``first`` questions (calibration) or the 50 after them (held out), in file order."""
+    return list(dataset.questions[:first] if calibration else dataset.questions[first : first + 50])
+
+
+def all_gold(question: Mapping[str, Any], hits: Iterable[Any]) -> float:
+    """1.0 when every gold passage of ``question`` is among the documents of ``hits``, else 0.0."""
+    return float(set(question["supporting_ids"]) <= {document_id(h) for h in hits})
 
 
 def main() -> None:
@@ -44,11 +64,8 @@ def main() -> None:
     parser.add_argument("--out", default=None, help="also write the JSON report here")
     args = parser.parse_args()
     dataset = load_dataset(args.dataset)
-    # The ladder's retriever decides the index: vectors for a dense or hybrid rung, else BM25 only.
-    index = Index.create(None, IndexSettings(embedder="minilm") if needs_embeddings(args.retriever) else None)
-    index.add(dataset.corpus)
-    index.commit()
-    questions = dataset.questions[: args.first] if args.calibration else dataset.questions[args.first : args.first + 50]
+    index = pooled_index(dataset, [args.retriever])
+    questions = question_split(dataset, args.first, args.calibration)
     single = build_retriever(args.retriever, index)
     report = {"dataset": str(args.dataset), "questions": len(questions), "retriever": args.retriever,
               "split": "calibration (first questions)" if args.calibration else "held out", "corpus": "pooled",
@@ -60,13 +77,11 @@ def main() -> None:
                                                    first_hop=args.first_hop))  # fmt: skip
         one, many, seconds = {}, {}, 0.0
         for q in questions:
-            gold = set(q["supporting_ids"])
-            got = {document_id(h) for h in single.search(q["question"], budget)}
-            one[q["id"]] = float(gold <= got)
+            one[q["id"]] = all_gold(q, single.search(q["question"], budget))
             started = time.perf_counter()
             _, context = agent.answer(q["question"])
             seconds += time.perf_counter() - started
-            many[q["id"]] = float(gold <= {s.doc_id for s in context.sources})
+            many[q["id"]] = float(set(q["supporting_ids"]) <= {s.doc_id for s in context.sources})
         test = compare(one, many)
         report["budgets"][budget] = {"single_all_gold": sum(one.values()) / len(one),
                                      "iterative_all_gold": sum(many.values()) / len(many), "split": list(split),

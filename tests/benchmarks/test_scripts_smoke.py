@@ -54,6 +54,19 @@ def test_agent_equal_budget_never_hands_on_more_than_the_budget(bench: Path) -> 
 
 
 @pytest.mark.slow
+def test_ppr_equal_budget_compares_each_spec_with_the_baseline(bench: Path) -> None:
+    """Three held-out HotpotQA questions, BM25 baseline and BM25-seeded ppr (no embedder). Planted fault: the
+    delta taken against the wrong arm (baseline minus ppr) fails the last assert."""
+    report = _run("ppr_equal_budget", str(bench / "hotpotqa_train_hipporag_100"), "--first", "97", "--baseline",
+                  "bm25", "--ppr", "ppr:first=bm25", "--budget", "5", bench=bench)  # fmt: skip
+    assert report["questions"] == 3 and report["split"] == "held out" and set(report["budgets"]) == {"5"}
+    row = report["budgets"]["5"]
+    arm = row["ppr"]["ppr:first=bm25"]
+    assert 0.0 <= arm["all_gold"] <= 1.0 and 0.0 <= row["baseline_all_gold"] <= 1.0
+    assert arm["delta"] == pytest.approx(arm["all_gold"] - row["baseline_all_gold"])
+
+
+@pytest.mark.slow
 def test_injection_firewall_flags_hostile_dev_passages_and_keeps_benign_ones() -> None:
     """The dev split (the test split is reported once). Planted fault: the detector's threshold above every score
     (nothing flagged)."""

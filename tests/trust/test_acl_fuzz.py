@@ -133,6 +133,16 @@ def test_dense_and_hybrid_with_minilm(retriever: str) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("retriever", ["ppr:first=bm25", "graph-local"])
+def test_graph_retrievers(retriever: str) -> None:
+    """The entity-graph retrievers: the graph is built from every chunk, the filter applies inside the walk
+    (graph-global is fuzzed in tests/retrieve/test_graph_search.py, on a corpus whose communities give reports)."""
+    pairs, found = fuzz(random.Random(18), extractive(retriever), IndexSettings(), corpora=_n(2), pairs_per_corpus=150)
+    assert pairs >= 300 * min(SCALE, 1)
+    assert found == []
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(PIPELINES))
 def test_configured_pipelines(name: str) -> None:
     config = PIPELINES[name]()

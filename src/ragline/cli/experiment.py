@@ -84,6 +84,8 @@ LAB_EXPERIMENTS = {
     "reader-ablations": ("reader_ablations", False),
     "reflection": ("reflection", False),
     "raptor": ("raptor", True),
+
+    "graph": ("graph", False),
 }
 
 
@@ -144,6 +146,9 @@ def _run_lab(args: argparse.Namespace, module: Any) -> dict[str, Any]:
                           llm=_llm(args) if args.llm_chunks else None, llm_chunks=args.llm_chunks,
                           reader=args.reader[0] if args.reader else None,
                           read_per_type=args.read_per_type)  # fmt: skip
+
+    if args.name == "graph":
+        return module.run(args.seed, retrievers=args.retriever or module.RETRIEVERS)
     if args.name == "knowledge-update":
         return module.run(llm=_llm(args), llm_questions=min(args.closed_book, 40))
     if args.name == "dense-transfer":

@@ -1,2 +1,2 @@
 """Derived index structures built from an index's chunks and stored beside it (``base``): the RAPTOR tree
-of cluster summaries (``raptor``)."""
+of cluster summaries (``raptor``) and the entity graph with its communities (``graph``)."""

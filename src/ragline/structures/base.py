@@ -43,7 +43,7 @@ MANIFEST = "manifest.json"
 # name -> builder(index, params) -> manifest; filled by the structure modules when imported (``builders``)
 BUILDERS: dict[str, Callable[..., dict[str, Any]]] = {}
 # the modules that register a builder, imported the first time the builders are asked for
-MODULES = ("ragline.structures.raptor",)
+MODULES = ("ragline.structures.raptor", "ragline.structures.graph")
 
 
 def register_builder(name: str) -> Callable[[Callable[..., dict[str, Any]]], Callable[..., dict[str, Any]]]:

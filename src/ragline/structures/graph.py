@@ -1,0 +1,369 @@
+"""The entity graph of a collection (GraphRAG): entities and relations per chunk, communities, reports.
+
+Built from an index's live chunks, no LLM needed (``extractor=rules``, see ``entities.py``):
+
+1. **Entities and relations per chunk.** Each chunk's sentences give entity names; two entities named in
+   one sentence are related (co-occurrence; the ``llm`` extractor adds the relations the model states).
+   An extraction is kept by the chunk's content hash, so a rebuild extracts only changed chunks.
+2. **Entity resolution.** Names with one :func:`~ragline.structures.entities.entity_key` are one entity
+   (case, punctuation, a leading article and a trailing parenthetical do not count); entities whose names'
+   embeddings are close are linked by synonym edges (:func:`embedding_synonyms`, used by ``ppr``), not merged.
+3. **Communities.** Leiden (``leidenalg`` on ``igraph``, the ``graph`` extra) on the entity graph
+   (co-occurrence counts as weights), then again inside each community larger than ``max_community``,
+   down to ``levels`` levels: level 0 is the coarsest.
+4. **A report per community** (extractive): the sentences that name the most of the community's entities,
+   headed by those entities. A report is derived text, so it is built **per ACL**: the community's
+   sentences are grouped by their chunk's ``acl`` and each group gets its own report, which carries the
+   intersection of its sources' groups (:func:`derived_acl`; here all are equal) and the chunk ids behind
+   each sentence. A principal who cannot read a chunk never reads a report built from it. Which entities
+   form a community is decided over the whole collection (the partition, not its text, sees every chunk).
+
+Stored beside the index in ``structures/graph/`` (``manifest.json`` as every derived structure's, and
+``graph.json``), written to a temporary folder first and renamed into place.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+import weakref
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragline.errors import ConfigError, IndexDirectoryError
+from ragline.fsutil import fsync_directory, fsync_file
+from ragline.structures.base import live_sources, register_builder, staleness
+from ragline.structures.entities import Extraction, entity_key, make_extractor
+from ragline.text.sentences import split_sentences
+from ragline.types import Document
+
+FORMAT = 1
+NAME = "graph"
+
+
+@dataclass
+class Report:
+    """A community's report for one ACL: text, the chunk behind each sentence, and the groups it carries."""
+
+    id: str
+    level: int
+    community: int
+    title: str
+    sentences: list[str]
+    sources: list[str]  # chunk id per sentence
+    acl: list[str] | None  # None: no source has an ACL
+
+    @property
+    def text(self) -> str:
+        return self.title + "\n" + "\n".join(self.sentences)
+
+
+@dataclass
+class EntityGraph:
+    """Chunks, entities, their mentions per sentence, relations, communities and reports."""
+
+    chunk_ids: list[str] = field(default_factory=list)
+    keys: list[str] = field(default_factory=list)  # entity keys (normalized names)
+    names: list[str] = field(default_factory=list)  # the most frequent surface name of each
+    mentions: list[list[list[int]]] = field(default_factory=list)  # chunk -> sentence -> entity ids
+    relations: dict[tuple[int, int], list[int]] = field(default_factory=dict)  # (a < b) -> chunk numbers
+    labels: dict[tuple[int, int], list[str]] = field(default_factory=dict)  # stated relations (llm)
+    communities: list[list[list[int]]] = field(default_factory=list)  # level -> community -> entity ids
+    reports: list[Report] = field(default_factory=list)
+    extractions: dict[str, Any] = field(default_factory=dict)  # chunk hash -> stored extraction
+
+    def chunk_entities(self, chunk: int) -> list[int]:
+        return list(dict.fromkeys(e for sentence in self.mentions[chunk] for e in sentence))
+
+    def entity_chunks(self) -> list[list[int]]:
+        """Entity id -> the chunks that name it."""
+        out: list[list[int]] = [[] for _ in self.keys]
+        for c in range(len(self.chunk_ids)):
+            for e in self.chunk_entities(c):
+                out[e].append(c)
+        return out
+
+
+def derived_acl(metadatas: Iterable[Mapping[str, Any]]) -> list[str] | None:
+    """The ACL of text derived from sources with these metadata: the intersection of their groups.
+
+    None when no source has an ``acl`` (derived text is then as open as its sources); a source without one
+    counts as no group, so with one restricted source the intersection is empty and the text is visible
+    only where no restriction applies, exactly like such a source.
+    """
+    groups: set[str] | None = None
+    any_acl = False
+    for metadata in metadatas:
+        acl = metadata.get("acl")
+        any_acl |= acl is not None
+        mine = {str(a) for a in (acl if isinstance(acl, (list, tuple)) else [] if acl is None else [acl])}
+        groups = mine if groups is None else groups & mine
+    return sorted(groups or ()) if any_acl else None
+
+
+def _extraction_record(extraction: Extraction) -> dict[str, Any]:
+    return {"sentences": [names for _, names in extraction.sentences], "relations": extraction.relations}
+
+
+def build_graph(
+    documents: Iterable[Document],
+    extractor: str = "rules",
+    llm: Any = None,
+    levels: int = 2,
+    max_community: int = 12,
+    report_sentences: int = 6,
+    previous: EntityGraph | None = None,
+    seed: int = 0,
+) -> EntityGraph:
+    """The entity graph of ``documents`` (chunks); ``previous``'s extractions are reused by content hash."""
+    ex = make_extractor(extractor, llm=llm)
+    cache = previous.extractions if previous is not None else {}
+    graph = EntityGraph()
+    surface: dict[str, Counter[str]] = defaultdict(Counter)
+    key_ids: dict[str, int] = {}
+    docs = list(documents)
+
+    def entity(name: str) -> int:
+        key = entity_key(name)
+        surface[key][name] += 1
+        if key not in key_ids:
+            key_ids[key] = len(graph.keys)
+            graph.keys.append(key)
+        return key_ids[key]
+
+    for chunk_no, doc in enumerate(docs):
+        digest = f"{extractor}:{doc.hash}"
+        record = cache.get(digest)
+        if record is None:
+            record = _extraction_record(ex.extract(doc.text, doc.title))
+        graph.extractions[digest] = record
+        graph.chunk_ids.append(doc.id)
+        per_sentence = [list(dict.fromkeys(entity(n) for n in names)) for names in record["sentences"]]
+        graph.mentions.append(per_sentence)
+        for ids in per_sentence:
+            for i, a in enumerate(ids):
+                for b in ids[i + 1 :]:
+                    pair = (min(a, b), max(a, b))
+                    evidence = graph.relations.setdefault(pair, [])
+                    if not evidence or evidence[-1] != chunk_no:
+                        evidence.append(chunk_no)
+        for source, label, target in record["relations"]:
+            a, b = entity(source), entity(target)
+            if a != b:
+                pair = (min(a, b), max(a, b))
+                graph.labels.setdefault(pair, []).append(label)
+                graph.relations.setdefault(pair, [])
+                if chunk_no not in graph.relations[pair]:
+                    graph.relations[pair].append(chunk_no)
+    graph.names = [surface[k].most_common(1)[0][0] for k in graph.keys]
+    graph.communities = communities(graph, levels, max_community, seed)
+    graph.reports = reports(graph, docs, report_sentences)
+    return graph
+
+
+def communities(graph: EntityGraph, levels: int = 2, max_community: int = 12, seed: int = 0) -> list[list[list[int]]]:
+    """Leiden communities, level 0 the whole graph's, each next level splitting communities too large."""
+    if not graph.relations:
+        return [[]]
+    try:
+        import igraph as ig
+        import leidenalg
+    except ImportError as exc:  # pragma: no cover - the graph extra is part of make setup
+        raise ConfigError("graph communities need igraph and leidenalg: pip install 'ragline[graph]'") from exc
+    out: list[list[list[int]]] = []
+    groups = [list(range(len(graph.keys)))]
+    for _level in range(max(1, levels)):
+        level: list[list[int]] = []
+        for members in groups:
+            if _level > 0 and len(members) <= max_community:
+                level.append(members)
+                continue
+            where = {e: i for i, e in enumerate(members)}
+            edges, weights = [], []
+            for (a, b), evidence in graph.relations.items():
+                if a in where and b in where:
+                    edges.append((where[a], where[b]))
+                    weights.append(float(len(evidence)))
+            g = ig.Graph(n=len(members), edges=edges)
+            g.es["weight"] = weights
+            part = leidenalg.find_partition(g, leidenalg.ModularityVertexPartition, weights="weight", seed=seed)
+            level += [[members[i] for i in block] for block in part if len(block) > 1]
+        out.append(level)
+        groups = level
+    return out
+
+
+def reports(graph: EntityGraph, docs: Sequence[Document], per_report: int = 6) -> list[Report]:
+    """Extractive reports: per community and per ACL of its chunks, the sentences naming most of its entities."""
+    sentence_texts = [[d.text[s[0] : s[1]] for s in split_sentences(d.text)] for d in docs]
+    entity_chunks = graph.entity_chunks()
+    out: list[Report] = []
+    for level, blocks in enumerate(graph.communities):
+        for number, members in enumerate(blocks):
+            inside = set(members)
+            by_acl: dict[tuple[str, ...] | None, list[tuple[int, int, int, int]]] = defaultdict(list)
+            for c in sorted({c for e in members for c in entity_chunks[e]}):
+                acl = derived_acl([docs[c].metadata])
+                for s, ids in enumerate(graph.mentions[c]):
+                    named = len(inside.intersection(ids))
+                    if named and s < len(sentence_texts[c]):
+                        by_acl[None if acl is None else tuple(acl)].append((-named, c, s, named))
+            for acl_key, candidates in by_acl.items():
+                chosen = sorted(candidates)[:per_report]
+                chosen.sort(key=lambda t: (t[1], t[2]))  # the collection's order reads better
+                heads = Counter(e for _, c, s, _ in chosen for e in graph.mentions[c][s] if e in inside)
+                title = "Community: " + ", ".join(graph.names[e] for e, _ in heads.most_common(8))
+                rid = f"report:{level}.{number}" + ("" if acl_key is None else f"@{'+'.join(acl_key) or '-'}")
+                out.append(Report(rid, level, number, title, [sentence_texts[c][s] for _, c, s, _ in chosen],
+                                  [graph.chunk_ids[c] for _, c, _, _ in chosen],
+                                  None if acl_key is None else list(acl_key)))  # fmt: skip
+    return out
+
+
+# -- storage beside the index -------------------------------------------------------------------------
+
+
+def structure_dir(index_dir: str | os.PathLike[str]) -> Path:
+    return Path(index_dir) / "structures" / NAME
+
+
+def to_json(graph: EntityGraph) -> dict[str, Any]:
+    """The graph as the JSON value `graph.json` holds."""
+    return {
+        "chunk_ids": graph.chunk_ids,
+        "keys": graph.keys,
+        "names": graph.names,
+        "mentions": graph.mentions,
+        "relations": [[a, b, ev] for (a, b), ev in graph.relations.items()],
+        "labels": [[a, b, ls] for (a, b), ls in graph.labels.items()],
+        "communities": graph.communities,
+        "reports": [r.__dict__ for r in graph.reports],
+        "extractions": graph.extractions,
+    }
+
+
+def from_json(data: Mapping[str, Any]) -> EntityGraph:
+    return EntityGraph(
+        chunk_ids=list(data["chunk_ids"]),
+        keys=list(data["keys"]),
+        names=list(data["names"]),
+        mentions=data["mentions"],
+        relations={(a, b): ev for a, b, ev in data["relations"]},
+        labels={(a, b): ls for a, b, ls in data["labels"]},
+        communities=data["communities"],
+        reports=[Report(**r) for r in data["reports"]],
+        extractions=data["extractions"],
+    )
+
+
+def save_graph(graph: EntityGraph, index_dir: str | os.PathLike[str], params: Mapping[str, Any],
+               sources: Mapping[str, str], cost: Mapping[str, Any]) -> Path:  # fmt: skip
+    """Write the structure and its manifest to a temporary folder, fsync, and rename it into place."""
+    target = structure_dir(index_dir)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temp = Path(tempfile.mkdtemp(prefix=f".{NAME}-", dir=target.parent))
+    manifest = {"structure": NAME, "format": FORMAT, "params": dict(params), "sources": dict(sources),
+                "built_at": datetime.now(UTC).isoformat(timespec="seconds"), "cost": dict(cost)}  # fmt: skip
+    for name, data in (("graph.json", to_json(graph)), ("manifest.json", manifest)):
+        with open(temp / name, "w", encoding="utf-8") as f:
+            json.dump(data, f)
+            fsync_file(f)
+    fsync_directory(temp)
+    old = target.with_name(f".{NAME}-old-{os.getpid()}")
+    if target.exists():
+        os.replace(target, old)
+    os.replace(temp, target)
+    fsync_directory(target.parent)
+    shutil.rmtree(old, ignore_errors=True)
+    return target
+
+
+def read_manifest(index_dir: str | os.PathLike[str]) -> dict[str, Any] | None:
+    path = structure_dir(index_dir) / "manifest.json"
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise IndexDirectoryError(f"{path}: unreadable structure manifest ({exc})") from exc
+    if data.get("format") != FORMAT:
+        raise IndexDirectoryError(f"{path}: graph structure format {data.get('format')!r}, expected {FORMAT}")
+    return dict(data)
+
+
+def load_graph(index_dir: str | os.PathLike[str]) -> EntityGraph | None:
+    path = structure_dir(index_dir) / "graph.json"
+    if read_manifest(index_dir) is None or not path.exists():
+        return None
+    return from_json(json.loads(path.read_text(encoding="utf-8")))
+
+
+def is_stale(index: Any) -> bool | None:
+    """Whether the stored graph differs from the index's live chunks (None: no graph stored)."""
+    manifest = read_manifest(index.path) if index.path else None
+    if manifest is None:
+        return None
+    return any(staleness(index, manifest).values())
+
+
+def build_structure(index: Any, extractor: str = "rules", llm: Any = None, **params: Any) -> EntityGraph:
+    """Build or sync the graph of an index on disk; unchanged chunks' extractions are reused."""
+    started = time.perf_counter()
+    docs = list(index.documents())
+    previous = load_graph(index.path) if index.path else None
+    calls_before = getattr(llm, "calls", 0)
+    graph = build_graph(docs, extractor=extractor, llm=llm, previous=previous, **params)
+    cost = {"llm_calls": getattr(llm, "calls", 0) - calls_before, "tokens": 0,
+            "seconds": round(time.perf_counter() - started, 3)}  # fmt: skip
+    if index.path:
+        save_graph(graph, index.path, {"extractor": extractor, **params}, live_sources(index), cost)
+    return graph
+
+
+@register_builder(NAME)
+def build_graph_structure(index: Any, params: dict[str, Any], llm: Any = None) -> dict[str, Any]:
+    """``ragline index --structure graph``: build or sync the stored graph of an on-disk ``index``; its manifest."""
+    if index.path is None:
+        raise ConfigError("an entity graph is stored beside an index on disk; this index is in memory")
+    settings = dict(params)
+    build_structure(index, extractor=str(settings.pop("extractor", "rules")), llm=llm, **settings)
+    return read_manifest(index.path) or {}
+
+
+_memo: weakref.WeakKeyDictionary[Any, tuple[int, str, EntityGraph]] = weakref.WeakKeyDictionary()
+
+
+def graph_for(index: Any, extractor: str = "rules", llm: Any = None) -> EntityGraph:
+    """The graph of ``index`` now: the stored one when it is current, else built in memory (kept per commit).
+
+    Kept beside the index object (weakly: it goes with the index), so two indexes never share one.
+    """
+    kept = _memo.get(index)
+    if kept is None or kept[:2] != (index.generation, extractor):
+        stored = load_graph(index.path) if index.path and is_stale(index) is False else None
+        graph = stored if stored is not None else build_graph(index.documents(), extractor=extractor, llm=llm)
+        _memo[index] = kept = (index.generation, extractor, graph)
+    return kept[2]
+
+
+def embedding_synonyms(keys: Sequence[str], embedder: Any, threshold: float) -> list[tuple[int, int, float]]:
+    """Pairs of entity keys whose name embeddings have cosine >= ``threshold`` (synonym edges)."""
+    if len(keys) < 2:
+        return []
+    vectors = np.asarray(embedder.embed_passages(list(keys)), dtype=np.float32)
+    vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    out = []
+    for start in range(0, len(keys), 1024):
+        sims = vectors[start : start + 1024] @ vectors.T
+        rows, cols = np.nonzero(sims >= threshold)
+        out += [(int(start + r), int(c), float(sims[r, c])) for r, c in zip(rows, cols) if start + r < c]
+    return out
