@@ -30,6 +30,8 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     if args.name in LAB_EXPERIMENTS:
         return _lab_experiment(args)
     corpus = build_orrin(args.seed if args.seed is not None else DEFAULT_SEED)
+    if args.name == "conversation":
+        return _conversation(args, corpus)
     if args.name == "lost-in-the-middle":
         return _lost_in_the_middle(args, corpus)
     rows = chunking.run(
@@ -212,6 +214,48 @@ def _lost_in_the_middle(args: argparse.Namespace, corpus: Any) -> int:
     return 0
 
 
+def _conversation(args: argparse.Namespace, corpus: Any) -> int:
+    """Follow-up turns answered with (``aware``) and without (``blind``) the conversation's history."""
+    from ragline.answer.pipeline import RAGPipeline
+    from ragline.config import load_config
+    from ragline.eval import conversation
+    from ragline.eval.harness import config_needs_embeddings
+    from ragline.eval.typed import acl_filter
+    from ragline.index import Index, IndexSettings
+    from ragline.ingest.pipeline import IngestConfig, chunk_documents
+
+    config = load_config((args.config or ["extractive"])[0])
+    ingest = IngestConfig(config.ingest.chunker, config.ingest.context)
+    embedder = args.embedder if config_needs_embeddings(config) else None
+    index = Index.create(None, IndexSettings(chunker=ingest.chunker, context=ingest.context, embedder=embedder,
+                                             vector_index="flat"))  # fmt: skip
+    index.add(chunk_documents(corpus.documents, ingest, None)[0])
+    index.commit()
+    pipeline = RAGPipeline.from_config(config, index)
+    llm = None if args.condenser == "rules" else _llm(args)
+    started = time.perf_counter()
+    conversations = conversation.follow_ups(corpus.questions, seed=args.sample_seed)
+    payload = conversation.run(conversations, lambda text, q: pipeline.answer(text, acl_filter(q)),
+                               str(config.read.reader), llm)  # fmt: skip
+    payload = {"experiment": "conversation", "corpus": corpus.name, "corpus_fingerprint": corpus.fingerprint(),
+               "config": config.name, "condenser": args.condenser, "conversations": len(conversations),
+               "wall_s": round(time.perf_counter() - started, 1), **payload,
+               "provenance": {"ragline_version": __version__}}  # fmt: skip
+    if args.output == "json":
+        emit_json(payload)
+        return 0
+    table = Table(title=f"Conversations on {corpus.name}: correct / wrong / abstained, history-blind vs -aware")
+    for column in ("turns", "n", "blind", "aware"):
+        table.add_column(column, justify="left" if column == "turns" else "right")
+    for name, arms in payload["summary"].items():
+        cells = [f"{a['correct']} / {a['wrong']} / {a['abstained']}" for a in (arms["blind"], arms["aware"])]
+        table.add_row(name, str(arms["blind"]["n"]), *cells)
+    Console(width=max(Console().width, 120)).print(table)
+    for name, test in payload["paired"].items():
+        print(f"{name}: correct {test['mean_a']:.3f} -> {test['mean_b']:.3f}, p = {test['p_randomization']:.4f}")
+    return 0
+
+
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "experiment",
@@ -226,9 +270,11 @@ def add_parser(sub: Any) -> None:
         "oracle vs RAG at k 1 and 5, and the k sweep. knowledge-update: edit a document, then a conflicting one. "
         "small-to-big: small chunks read as they are, with a sentence window or as their section, vs plain chunks, "
         "at equal budgets: gold chunk at 1 and read vs share of the evidence in the context. reader-ablations: "
-        "the span reader with/without no-answer training, window size, span length limit, passages k.",
+        "the span reader with/without no-answer training, window size, span length limit, passages k. "
+        "conversation: follow-up turns written from the world's questions (the later turn omits what the earlier "
+        "named) answered with and without the history; --config is the pipeline (default extractive).",
     )
-    p.add_argument("name", choices=("chunking", "lost-in-the-middle", *LAB_EXPERIMENTS))
+    p.add_argument("name", choices=("chunking", "lost-in-the-middle", "conversation", *LAB_EXPERIMENTS))
     p.add_argument(
         "--dataset",
         metavar="DIR",
@@ -240,7 +286,8 @@ def add_parser(sub: Any) -> None:
         "--config",
         action="append",
         metavar="FILE",
-        help="dense-transfer, readers: a pipeline config (file or shipped name) run as one more row, repeatable",
+        help="dense-transfer, readers: a pipeline config (file or shipped name) run as one more row, repeatable; "
+        "conversation: the pipeline both arms answer with",
     )
     p.add_argument(
         "--span-model",
@@ -273,6 +320,12 @@ def add_parser(sub: Any) -> None:
         help=component_help("retriever", "retriever spec, repeatable (default: bm25, dense, hybrid)"),
     )
     p.add_argument("--seed", type=int, help="corpus seed (default: the evaluation world)")
+    p.add_argument(
+        "--condenser",
+        choices=("rules", "llm"),
+        default="rules",
+        help="conversation: how a follow-up becomes a standalone question (llm: the --llm rewrites, rules stand in)",
+    )
     p.add_argument("--embedder", default="minilm", help="embedding model (minilm)")
     g = p.add_argument_group("lost-in-the-middle (--chunker: the first one, default fixed:size=100,overlap=30)")
     g.add_argument("--k", type=positive_int, default=5, help="sources per context: 1 gold + k-1 distractors (5)")
