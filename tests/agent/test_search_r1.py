@@ -96,3 +96,14 @@ def test_defuse_breaks_every_protocol_tag() -> None:
 def test_registered_as_a_reader(index) -> None:
     built = build("reader", "search-r1:max_turns=2", index=index, llm=FakeLLM(["<answer>x"]))
     assert built.retrieves and built.config()["max_turns"] == 2
+
+
+def test_first_search_writes_the_first_turn_as_the_caller(index) -> None:
+    """``first_search``: the question is searched before the model's first reply, under the caller's filter."""
+    r, llm = reader(index, ["<answer>1705"], first_search=True)
+    answer, _ = r.answer("When was Boria founded?", acl_filter(["all"]))
+    first = llm.calls[0]
+    assert first[1] == {"role": "assistant", "content": "<search> When was Boria founded? </search>"}
+    assert first[2]["content"].startswith("<information>Doc 1 (Title: Boria history)")
+    assert r.queries == ["When was Boria founded?"] and answer.details["searches"] == 1
+    assert [c.doc_id for c in answer.citations] == ["boria"]

@@ -77,6 +77,7 @@ class SearchR1Settings:
     max_tokens: int = 768  # tokens the model may generate in all
     snippet_chars: int = 600  # characters of each passage shown to the model
     retriever: str = "bm25"
+    first_search: bool = False  # ragline writes the first turn, <search>the question</search>, for the model
     model: str | None = None  # a load_llm spec when no model is passed in
 
     def __post_init__(self) -> None:
@@ -84,6 +85,8 @@ class SearchR1Settings:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"search-r1: {name} must be a whole number >= 1, got {value!r}")
+        if not isinstance(self.first_search, bool):
+            raise ConfigError(f"search-r1: first_search must be true or false, got {self.first_search!r}")
 
 
 class SearchR1Reader:
@@ -117,9 +120,17 @@ class SearchR1Reader:
         trace = Trace(question)
         read: dict[str, Hit] = {h.doc_id: h for h in given or []}
         messages = [{"role": "user", "content": PROMPT.format(question=question)}]
+        generated, searches, reply, answer = 0, 0, "", None
         if given:
             messages[0]["content"] += self._information(given)
-        generated, searches, reply, answer = 0, 0, "", None
+        elif s.first_search:  # an untrained model seldom searches unprompted: its first turn is written for it
+            hits = search(question)
+            searches += 1
+            read.update((h.doc_id, h) for h in hits)
+            messages += [{"role": "assistant", "content": f"<search> {question} </search>"},
+                         {"role": "user", "content": self._information(hits)}]  # fmt: skip
+            trace.step("retrieve", thought="the first search is the question (first_search)", query=question,
+                       retriever=s.retriever, hits=hits, cost=Cost(retrievals=1))  # fmt: skip
         stop = ""
         while answer is None:
             if searches >= s.max_turns or generated >= s.max_tokens:

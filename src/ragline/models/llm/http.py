@@ -199,6 +199,39 @@ class HttpLLM(LLM):
         body = self._json_body(messages, schema, max_tokens, seed, stream=True)
         return self._refusing(self._stream(body))
 
+    def chat_tools(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[Mapping[str, Any]],
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        seed: int = 0,
+    ) -> str:
+        """OpenAI function calling: ``tools`` and ``tool_choice: "required"`` in the request, the first of
+        ``choices[0].message.tool_calls`` back (see :meth:`LLM.chat_tools`). A server that refuses the fields
+        (HTTP 400 naming them) raises :class:`StructuredOutputUnsupported`."""
+        params = GenerationParams.of(max_tokens, 0.0, seed, None)
+        body = self._body(messages, params, stream=False)
+        body["tools"] = [dict(tool) for tool in tools]
+        body["tool_choice"] = "required"
+        check_prompt_fits(self, body["messages"], params.max_tokens, self.context_tokens)
+        try:
+            reply = self._post_json("/chat/completions", body)
+        except LLMHTTPError as exc:
+            if exc.status_code == 400 and any(word in exc.body.lower() for word in ("tool", "function")):
+                raise StructuredOutputUnsupported(f"{self.base_url} does not take tools: {exc.body}") from None
+            raise
+        try:
+            message = reply["choices"][0]["message"]
+            calls = message.get("tool_calls") or []
+            function = calls[0]["function"] if calls else {}
+            name, arguments = function.get("name"), function.get("arguments", "")
+        except (KeyError, IndexError, TypeError, AttributeError):
+            found = snippet(json.dumps(reply))
+            raise ModelError(f"{self.base_url}/chat/completions answered without choices[0].message: {found}") from None
+        if not isinstance(arguments, str):  # some servers send the arguments as an object
+            arguments = json.dumps(arguments, ensure_ascii=False)
+        return json.dumps({"name": name, "arguments": arguments, "content": message.get("content") or ""})
+
     def _json_body(
         self, messages: Sequence[Message], schema: Mapping[str, Any], max_tokens: int, seed: int, stream: bool
     ) -> dict[str, Any]:
