@@ -66,7 +66,8 @@ def test_a_wrong_key_is_refused(served: Server) -> None:
 
 def follow_up_conversation(served: Server) -> tuple[str, str, set[str]]:
     """A pair written by the conversation evaluation's generator on the served world (the follow-up omits what
-    the first turn named) whose follow-up, asked whole, the server answers from a gold document."""
+    the first turn named) whose first turn and whose follow-up, asked whole, the server answers from a gold
+    document."""
     from ragline.eval.conversation import follow_ups
 
     client = served.client("employee")
@@ -74,10 +75,11 @@ def follow_up_conversation(served: Server) -> tuple[str, str, set[str]]:
         first, later = conversation.turns[:2]
         if conversation.kind != "pair" or later.question.user_groups != ["all"]:
             continue
-        whole = client.post("/v1/ask", json={"question": later.question.text, "stream": False}).json()
-        gold = set(later.question.gold_doc_ids)
-        if not whole["abstained"] and {c["doc_id"] for c in whole["citations"]} & gold:
-            return first.text, later.text, gold
+        answered = [client.post("/v1/ask", json={"question": t.question.text, "stream": False}).json()
+                    for t in (first, later)]  # fmt: skip
+        if all(not a["abstained"] and {c["doc_id"] for c in a["citations"]} & set(t.question.gold_doc_ids)
+               for a, t in zip(answered, (first, later), strict=True)):  # fmt: skip
+            return first.text, later.text, set(later.question.gold_doc_ids)
     pytest.fail("no follow-up pair whose whole question the server answers")
 
 

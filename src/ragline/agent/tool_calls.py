@@ -102,7 +102,11 @@ def check_call(tool: Any, arguments: Any, thought: str = "", raw: str = "") -> T
 
 
 def json_policy(llm: Any, max_tokens: int = 128) -> Any:
-    """A policy for ``ToolAgent``: the next :class:`ToolCall`, by native function calling or constrained JSON."""
+    """A policy for ``ToolAgent``: the next :class:`ToolCall`, by native function calling or constrained JSON.
+
+    ``policy.routes`` counts the calls each way (``function-calling``, ``constrained-json``).
+    """
+    routes = {"function-calling": 0, "constrained-json": 0}
 
     def next_call(question: str, transcript: list[dict[str, str]]) -> ToolCall:
         messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": f"Question: {question}"}]
@@ -112,7 +116,9 @@ def json_policy(llm: Any, max_tokens: int = 128) -> Any:
         try:
             raw = llm.chat_tools(messages, tool_schemas(), max_tokens=max_tokens)
         except StructuredOutputUnsupported:
+            routes["constrained-json"] += 1
             return _constrained(llm, messages, max_tokens)
+        routes["function-calling"] += 1
         reply: Mapping[str, Any] = json.loads(raw)
         if not reply.get("name"):
             said = str(reply.get("content") or "")[:200]
@@ -120,6 +126,7 @@ def json_policy(llm: Any, max_tokens: int = 128) -> Any:
         shown = json.dumps({"tool": reply["name"], "arguments": reply.get("arguments")}, ensure_ascii=False)
         return check_call(reply["name"], reply.get("arguments") or "", str(reply.get("content") or ""), shown)
 
+    next_call.routes = routes  # type: ignore[attr-defined]
     return next_call
 
 
