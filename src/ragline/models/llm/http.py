@@ -35,6 +35,7 @@ from ragline.models.llm.base import (
     check_prompt_fits,
     check_top,
 )
+from ragline.models.llm.json_schema import tool_call_reply
 
 RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 SNIPPET_CHARS = 300
@@ -200,19 +201,17 @@ class HttpLLM(LLM):
         return self._refusing(self._stream(body))
 
     def chat_tools(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[Mapping[str, Any]],
-        max_tokens: int = DEFAULT_MAX_TOKENS,
+        self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]], max_tokens: int = DEFAULT_MAX_TOKENS,
         seed: int = 0,
-    ) -> str:
-        """OpenAI function calling: ``tools`` and ``tool_choice: "required"`` in the request, the first of
-        ``choices[0].message.tool_calls`` back (see :meth:`LLM.chat_tools`). A server that refuses the fields
-        (HTTP 400 naming them) raises :class:`StructuredOutputUnsupported`."""
+    ) -> str:  # fmt: skip
+        """OpenAI function calling: ``tools`` and ``tool_choice: "required"`` sent, the first ``tool_calls`` back (see
+        :meth:`LLM.chat_tools`); a server refusing them (HTTP 400) raises :class:`StructuredOutputUnsupported`."""
         params = GenerationParams.of(max_tokens, 0.0, seed, None)
-        body = self._body(messages, params, stream=False)
-        body["tools"] = [dict(tool) for tool in tools]
-        body["tool_choice"] = "required"
+        body = {
+            **self._body(messages, params, stream=False),
+            "tools": [dict(t) for t in tools],
+            "tool_choice": "required",
+        }
         check_prompt_fits(self, body["messages"], params.max_tokens, self.context_tokens)
         try:
             reply = self._post_json("/chat/completions", body)
@@ -220,17 +219,7 @@ class HttpLLM(LLM):
             if exc.status_code == 400 and any(word in exc.body.lower() for word in ("tool", "function")):
                 raise StructuredOutputUnsupported(f"{self.base_url} does not take tools: {exc.body}") from None
             raise
-        try:
-            message = reply["choices"][0]["message"]
-            calls = message.get("tool_calls") or []
-            function = calls[0]["function"] if calls else {}
-            name, arguments = function.get("name"), function.get("arguments", "")
-        except (KeyError, IndexError, TypeError, AttributeError):
-            found = snippet(json.dumps(reply))
-            raise ModelError(f"{self.base_url}/chat/completions answered without choices[0].message: {found}") from None
-        if not isinstance(arguments, str):  # some servers send the arguments as an object
-            arguments = json.dumps(arguments, ensure_ascii=False)
-        return json.dumps({"name": name, "arguments": arguments, "content": message.get("content") or ""})
+        return tool_call_reply(reply, f"{self.base_url}/chat/completions")
 
     def _json_body(
         self, messages: Sequence[Message], schema: Mapping[str, Any], max_tokens: int, seed: int, stream: bool
