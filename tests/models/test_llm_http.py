@@ -285,3 +285,24 @@ def test_a_server_that_refuses_response_format_says_it_takes_no_schema(stub: Stu
     stub.respond = lambda handler, n: send(handler, 400, b'{"error": "unknown field response_format"}')
     with client(stub.url) as llm, pytest.raises(StructuredOutputUnsupported, match="response_format"):
         llm.chat_json(HELLO, {"type": "object"})
+
+
+def test_chat_tools_sends_the_tools_and_reads_the_first_call(stub: Stub) -> None:
+    """Planted fault checked: a request without ``tools`` (the server may answer in text)."""
+    tools = [{"type": "function", "function": {"name": "search", "parameters": {"type": "object"}}}]
+    call = {"id": "c1", "type": "function", "function": {"name": "search", "arguments": '{"query": "x"}'}}
+    reply = {"choices": [{"index": 0, "message": {"role": "assistant", "content": None, "tool_calls": [call]}}]}
+    stub.respond = lambda handler, n: send(handler, 200, json.dumps(reply).encode())
+    with client(stub.url) as llm:
+        got = json.loads(llm.chat_tools(HELLO, tools, max_tokens=20))
+    assert got == {"name": "search", "arguments": '{"query": "x"}', "content": ""}
+    body = stub.requests[0][2]
+    assert body["tools"] == tools and body["tool_choice"] == "required"
+
+
+def test_a_server_that_refuses_tools_says_it_has_no_function_calling(stub: Stub) -> None:
+    from ragline.models.llm import StructuredOutputUnsupported
+
+    stub.respond = lambda handler, n: send(handler, 400, b'{"error": "tools are not supported"}')
+    with client(stub.url) as llm, pytest.raises(StructuredOutputUnsupported, match="tools"):
+        llm.chat_tools(HELLO, [], max_tokens=5)

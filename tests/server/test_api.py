@@ -200,3 +200,25 @@ def test_a_cited_sheet_is_named_in_the_answer_its_sources_and_the_document(serve
     assert next(s for s in final["sources"] if s["n"] == citation["n"])["sheet"] == "Lockers"
     chunks = employee.get("/v1/documents/facilities").json()["chunks"]
     assert [c["sheet"] for c in chunks] == ["Notes", "Lockers"]
+
+
+def test_ask_with_history_answers_the_standalone_question_as_the_caller(served: Server) -> None:
+    """``history`` makes a follow-up a standalone question; the caller's groups still bound retrieval: an
+    employee asking a follow-up about a restricted subject gets nothing from it. Planted faults checked:
+    the route ignoring ``history`` (the follow-up is answered as written: no ``conversation``, other sources);
+    ``prepare`` with no principal filter (the HR answer reaches the employee)."""
+    hr = next(q for q in served.corpus.questions if q.type == "permission" and "hr" in q.user_groups)
+    history = [{"role": "user", "content": hr.text}, {"role": "assistant", "content": "I don't know."}]
+    follow_up = "And what about that band for a department manager?"
+    restricted = {d.id for d in served.corpus.documents if "all" not in (d.metadata.get("acl") or [])}
+    assert restricted
+    for role in ("employee", "hr"):
+        body = {"question": follow_up, "history": history, "stream": False}
+        result = served.client(role).post("/v1/ask", json=body).json()
+        assert result["conversation"]["message"] == follow_up
+        assert "band" in result["conversation"]["question"]
+        cited = {c["doc_id"] for c in result["citations"]}
+        if role == "employee":
+            assert not {s["doc_id"] for s in result["sources"]} & restricted and not cited & restricted
+        else:
+            assert {s["doc_id"] for s in result["sources"]} & restricted

@@ -112,3 +112,29 @@ def test_a_citation_of_a_sheet_links_to_the_cited_sheet(served: Server, browser,
     page.wait_for_selector("#doc-view[open] .chunk.cited")
     assert "sheet Lockers" in page.inner_text("#doc-view .chunk.cited .hint")
     page.screenshot(path=str(artifacts() / "citation-of-a-sheet.png"), full_page=True)
+
+
+def test_a_chat_of_two_turns_the_second_a_follow_up_both_cited(served: Server, browser) -> None:
+    """The page keeps the conversation: the follow-up (it omits what the first turn named) is sent with the
+    history and answered from the document it needs; the first turn stays above with its citations, and a
+    citation of either turn opens its chunk. Planted fault checked: ``ask`` sending no ``history`` (the
+    follow-up is answered as written: no "asked as" line, another document cited)."""
+    from .test_openai import follow_up_conversation
+
+    first, follow_up, gold = follow_up_conversation(served)
+    page = browser.new_page()
+    log_in(page, served, "employee")
+    ask_on_page(page, first)
+    assert page.locator("#citations .cite").count() >= 1
+    ask_on_page(page, follow_up)
+    assert page.locator("#chat .turn").count() == 1  # the first turn, archived above with its citations
+    assert first in page.inner_text("#chat .turn[data-turn='1'] .turn-question")
+    assert "asked as:" in page.inner_text("#standalone")
+    cited = page.locator("#citations .hint").all_inner_texts()
+    assert any(f"({doc})" in text for doc in gold for text in cited), cited
+    page.locator("#citations .cite").first.click()
+    page.wait_for_selector("#doc-view[open] .chunk.cited")
+    page.click("#doc-view form button")
+    page.locator("#chat .turn[data-turn='1'] .turn-citations .cite").first.click()
+    page.wait_for_selector("#doc-view[open] .chunk.cited")
+    page.screenshot(path=str(artifacts() / "chat-two-turns.png"), full_page=True)

@@ -62,3 +62,46 @@ def test_a_wrong_key_is_refused(served: Server) -> None:
     client = openai.OpenAI(base_url=served.url + "/v1", api_key="rlk_wrong", max_retries=0)
     with pytest.raises(openai.AuthenticationError):
         client.chat.completions.create(model="ragline", messages=[{"role": "user", "content": "hello"}])
+
+
+def follow_up_conversation(served: Server) -> tuple[str, str, set[str]]:
+    """A pair written by the conversation evaluation's generator on the served world (the follow-up omits what
+    the first turn named) whose first turn and whose follow-up, asked whole, the server answers from a gold
+    document."""
+    from ragline.eval.conversation import follow_ups
+
+    client = served.client("employee")
+    for conversation in follow_ups(served.corpus.questions):
+        first, later = conversation.turns[:2]
+        if conversation.kind != "pair" or later.question.user_groups != ["all"]:
+            continue
+        answered = [client.post("/v1/ask", json={"question": t.question.text, "stream": False}).json()
+                    for t in (first, later)]  # fmt: skip
+        if all(not a["abstained"] and {c["doc_id"] for c in a["citations"]} & set(t.question.gold_doc_ids)
+               for a, t in zip(answered, (first, later), strict=True)):  # fmt: skip
+            return first.text, later.text, set(later.question.gold_doc_ids)
+    pytest.fail("no follow-up pair whose whole question the server answers")
+
+
+def test_a_three_message_conversation_is_answered_from_the_document_the_follow_up_needs(served: Server) -> None:
+    """The follow-up ("... that policy?") alone names no document; with the first turn the answer cites the
+    one it needs, and the extension says which standalone question was asked. Planted fault checked:
+    ``conversation_of`` keeping only the last message (the answer cites another policy's document)."""
+    first, follow_up, gold = follow_up_conversation(served)
+    client = openai.OpenAI(base_url=served.url + "/v1", api_key=served.keys["employee"])
+    opening = client.chat.completions.create(model="ragline", messages=[{"role": "user", "content": first}])
+    messages = [
+        {"role": "user", "content": first},
+        {"role": "assistant", "content": opening.choices[0].message.content},
+        {"role": "user", "content": follow_up},
+    ]
+    reply = client.chat.completions.create(model="ragline", messages=messages)
+    extension = reply.model_extra["ragline"]
+    assert not extension["abstained"]
+    assert {c["doc_id"] for c in extension["citations"]} & gold
+    assert extension["conversation"]["message"] == follow_up
+    assert extension["conversation"]["question"] != follow_up
+    streamed = list(client.chat.completions.create(model="ragline", messages=messages, stream=True))
+    assert {c["doc_id"] for c in streamed[-1].model_extra["ragline"]["citations"]} & gold
+    alone = client.chat.completions.create(model="ragline", messages=[{"role": "user", "content": follow_up}])
+    assert not {c["doc_id"] for c in alone.model_extra["ragline"]["citations"]} & gold  # the history was needed

@@ -30,6 +30,8 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     if args.name in LAB_EXPERIMENTS:
         return _lab_experiment(args)
     corpus = build_orrin(args.seed if args.seed is not None else DEFAULT_SEED)
+    if args.name == "conversation":
+        return _conversation(args, corpus)
     if args.name == "lost-in-the-middle":
         return _lost_in_the_middle(args, corpus)
     rows = chunking.run(
@@ -84,7 +86,6 @@ LAB_EXPERIMENTS = {
     "reader-ablations": ("reader_ablations", False),
     "reflection": ("reflection", False),
     "raptor": ("raptor", True),
-
     "graph": ("graph", False),
 }
 
@@ -240,6 +241,48 @@ def _lost_in_the_middle(args: argparse.Namespace, corpus: Any) -> int:
     return 0
 
 
+def _conversation(args: argparse.Namespace, corpus: Any) -> int:
+    """Follow-up turns answered with (``aware``) and without (``blind``) the conversation's history."""
+    from ragline.answer.pipeline import RAGPipeline
+    from ragline.config import load_config
+    from ragline.eval import conversation
+    from ragline.eval.harness import config_needs_embeddings
+    from ragline.eval.typed import acl_filter
+    from ragline.index import Index, IndexSettings
+    from ragline.ingest.pipeline import IngestConfig, chunk_documents
+
+    config = load_config((args.config or ["extractive"])[0])
+    ingest = IngestConfig(config.ingest.chunker, config.ingest.context)
+    embedder = args.embedder if config_needs_embeddings(config) else None
+    index = Index.create(None, IndexSettings(chunker=ingest.chunker, context=ingest.context, embedder=embedder,
+                                             vector_index="flat"))  # fmt: skip
+    index.add(chunk_documents(corpus.documents, ingest, None)[0])
+    index.commit()
+    pipeline = RAGPipeline.from_config(config, index)
+    llm = None if args.condenser == "rules" else _llm(args)
+    started = time.perf_counter()
+    conversations = conversation.follow_ups(corpus.questions, seed=args.sample_seed)
+    payload = conversation.run(conversations, lambda text, q: pipeline.answer(text, acl_filter(q)),
+                               str(config.read.reader), llm)  # fmt: skip
+    payload = {"experiment": "conversation", "corpus": corpus.name, "corpus_fingerprint": corpus.fingerprint(),
+               "config": config.name, "condenser": args.condenser, "conversations": len(conversations),
+               "wall_s": round(time.perf_counter() - started, 1), **payload,
+               "provenance": {"ragline_version": __version__}}  # fmt: skip
+    if args.output == "json":
+        emit_json(payload)
+        return 0
+    table = Table(title=f"Conversations on {corpus.name}: correct / wrong / abstained, history-blind vs -aware")
+    for column in ("turns", "n", "blind", "aware"):
+        table.add_column(column, justify="left" if column == "turns" else "right")
+    for name, arms in payload["summary"].items():
+        cells = [f"{a['correct']} / {a['wrong']} / {a['abstained']}" for a in (arms["blind"], arms["aware"])]
+        table.add_row(name, str(arms["blind"]["n"]), *cells)
+    Console(width=max(Console().width, 120)).print(table)
+    for name, test in payload["paired"].items():
+        print(f"{name}: correct {test['mean_a']:.3f} -> {test['mean_b']:.3f}, p = {test['p_randomization']:.4f}")
+    return 0
+
+
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "experiment",
@@ -258,10 +301,11 @@ def add_parser(sub: Any) -> None:
         "always-retrieve vs Self-RAG vs CRAG vs routed vs the agent on a stratified sample (--questions per type, "
         "--sample-seed) and every closed-book question: outcomes, retrievals, model calls, seconds, paired tests. "
         "raptor: hybrid vs the agent vs RAPTOR (collapsed, traversal, UMAP) per question type on Orrin with its "
-        "aggregate "
-        "questions, 10 passages each: questions with all evidence in the context; the tree's cost per 1,000 chunks.",
+        "aggregate questions, 10 passages each: questions with all evidence in the context; the tree's cost per "
+        "1,000 chunks. conversation: follow-up turns written from the world's questions (the later turn omits what "
+        "the earlier named) answered with and without the history; --config is the pipeline (default extractive).",
     )
-    p.add_argument("name", choices=("chunking", "lost-in-the-middle", *LAB_EXPERIMENTS))
+    p.add_argument("name", choices=("chunking", "lost-in-the-middle", "conversation", *LAB_EXPERIMENTS))
     p.add_argument(
         "--dataset",
         metavar="DIR",
@@ -273,7 +317,8 @@ def add_parser(sub: Any) -> None:
         "--config",
         action="append",
         metavar="FILE",
-        help="dense-transfer, readers: a pipeline config (file or shipped name) run as one more row, repeatable",
+        help="dense-transfer, readers: a pipeline config (file or shipped name) run as one more row, repeatable; "
+        "conversation: the pipeline both arms answer with",
     )
     p.add_argument(
         "--span-model",
@@ -340,6 +385,12 @@ def add_parser(sub: Any) -> None:
         default=0,
         metavar="N",
         help="raptor: also build a tree with LLM summaries (--llm) over the first N chunks, for its cost (0 = none)",
+    )
+    p.add_argument(
+        "--condenser",
+        choices=("rules", "llm"),
+        default="rules",
+        help="conversation: how a follow-up becomes a standalone question (llm: the --llm rewrites, rules stand in)",
     )
     p.add_argument("--embedder", default="minilm", help="embedding model (minilm)")
     g = p.add_argument_group("lost-in-the-middle (--chunker: the first one, default fixed:size=100,overlap=30)")

@@ -10,7 +10,7 @@ the server side, so no request can widen what its key may read. Indexing and eva
 import asyncio
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import Depends, FastAPI, File, HTTPException, Request, UploadFile
 from fastapi.exceptions import RequestValidationError
@@ -43,10 +43,24 @@ MAX_FILTER = 1000
 
 
 # -- request and response bodies ------------------------------------------------------------------
+MAX_TURNS = 40
+
+
+class Turn(BaseModel):
+    role: Literal["user", "assistant"]
+    content: str = Field(max_length=100_000)
+
+
 class AskRequest(BaseModel):
     question: str = Field(min_length=1, max_length=MAX_QUESTION, description="the question")
     filter: str | None = Field(None, max_length=MAX_FILTER, description='metadata filter, e.g. "year >= 2024"')
     stream: bool = Field(True, description="server-sent events (piece..., answer, done); false: one JSON")
+    history: list[Turn] = Field(
+        default_factory=list,
+        max_length=MAX_TURNS,
+        description="the conversation before this question, oldest first: a follow-up is condensed with it into "
+        "a standalone question, which is retrieved for and answered",
+    )
 
 
 class SearchRequest(BaseModel):
@@ -207,17 +221,29 @@ def create_app(engine: Engine, keys: KeyRing, settings: ServerSettings | None = 
     @app.post("/v1/ask", tags=["read"], responses={200: {"content": {"text/event-stream": {}}}})
     async def ask(body: AskRequest, key: Key) -> Any:
         """An answer with numbered citations; ``stream`` (the default) sends server-sent events:
-        ``piece`` (answer text as it comes), then ``answer`` (citations, sources, trace), then ``done``."""
-        prepared = (
-            None if engine.agent else await bounded(lambda: engine.prepare(key.principal, body.question, body.filter))
-        )
+        ``piece`` (answer text as it comes), then ``answer`` (citations, sources, trace), then ``done``.
+        With ``history``, the question is condensed with the earlier turns into a standalone question first
+        (the answer's ``conversation`` says which)."""
+        condensed = None
+        question = body.question
+        if body.history:
+            turns = [t.model_dump() for t in body.history] + [{"role": "user", "content": body.question}]
+            condensed = await bounded(lambda: engine.standalone(turns))
+            question = condensed.question
+        prepared = None if engine.agent else await bounded(lambda: engine.prepare(key.principal, question, body.filter))
 
         def pieces() -> Iterator[Any]:
-            return engine.stream_answer(key.principal, body.question, prepared, body.filter)
+            return engine.stream_answer(key.principal, question, prepared, body.filter)
+
+        def result(item: Any) -> dict[str, Any]:
+            out = answer_json(engine, *item)
+            if condensed is not None:
+                out["conversation"] = condensed.to_dict()
+            return out
 
         if not body.stream:
             items = await bounded(lambda: list(pieces()))
-            return answer_json(engine, *items[-1])
+            return result(items[-1])
 
         async def events() -> AsyncIterator[str]:
             async for kind, item in in_thread(pieces, settings.timeout_s):
@@ -225,7 +251,7 @@ def create_app(engine: Engine, keys: KeyRing, settings: ServerSettings | None = 
                     if item:
                         yield sse("piece", {"text": item})
                 elif kind == "item":
-                    yield sse("answer", answer_json(engine, *item))
+                    yield sse("answer", result(item))
                 else:
                     yield sse("error", error_json(item))
             yield sse("done", {})

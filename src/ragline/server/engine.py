@@ -26,6 +26,7 @@ from ragline.store.base import Collection
 from ragline.types import Answer, Hit
 
 if TYPE_CHECKING:
+    from ragline.answer.conversation import Condensed
     from ragline.answer.pipeline import Prepared
 
 # Stale files (documents changed on disk since the index was synced) come from the freshness module
@@ -80,6 +81,19 @@ class Engine:
     @property
     def agent(self) -> bool:
         return bool(getattr(self.pipeline.reader, "retrieves", False))
+
+    def standalone(self, messages: list[dict[str, Any]]) -> Condensed:
+        """The conversation's last user message as a standalone question (``ragline.answer.conversation``):
+        the reader's model rewrites it when the reader has one (under the reader lock: the local model answers
+        one request at a time), else the rules carry the earlier turns' entities. Retrieval for it then runs
+        as the caller, like any question."""
+        from ragline.answer.conversation import condense, user_turns
+
+        llm = getattr(self.pipeline.reader, "llm", None)
+        if llm is None or len(user_turns(messages)) < 2:
+            return condense(messages)
+        with self.reader_lock:
+            return condense(messages, llm, "llm")
 
     def prepare(self, principal: Principal, question: str, user_filter: str | None = None) -> Prepared:
         """What the reader reads (``RAGPipeline.prepare``), retrieved under the index lock."""

@@ -1,6 +1,9 @@
 """OpenAI-compatible chat completions (``/v1/chat/completions``, ``/v1/models``) over the served pipeline.
 
-The last user message is the question; the answer is RAG over the collection as the key's principal.
+The whole ``messages`` list is read: the last user message, condensed with the earlier user turns into a
+standalone question (``ragline.answer.conversation``), is the question; the answer is RAG over the collection
+as the key's principal (its filter inside every retrieval), and the extension field's ``conversation`` says
+which question was asked.
 Any model name is accepted (``/v1/models`` lists ``ragline``). The citations are in the message
 (``[n]`` markers and a "Sources" list) and, structured, in a ``ragline`` extension field; a streamed
 reply sends OpenAI's ``chat.completion.chunk`` events, the extension in the last one, then ``[DONE]``.
@@ -8,6 +11,7 @@ reply sends OpenAI's ``chat.completion.chunk`` events, the extension in the last
 
 # No `from __future__ import annotations`: FastAPI reads the dependency annotations (local to the
 # app's maker) at definition time.
+import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -49,15 +53,23 @@ def message_text(message: ChatMessage) -> str:
     return "".join(p.text or "" for p in message.content or [] if p.type == "text")
 
 
-def question_of(request: ChatRequest) -> str:
-    for message in reversed(request.messages):
-        if message.role == "user":
-            text = message_text(message).strip()
-            if text:
-                if len(text) > MAX_QUESTION:
-                    raise HTTPException(422, f"messages: the last user message is over {MAX_QUESTION} characters")
-                return text
-    raise HTTPException(422, "messages: no user message with text; the last user message is the question")
+def conversation_of(request: ChatRequest) -> list[dict[str, str]]:
+    """The user and assistant turns as text, up to the last user message (the question); 422 when there is none."""
+    turns = [{"role": m.role, "content": message_text(m).strip()} for m in request.messages]
+    turns = [t for t in turns if t["role"] in ("user", "assistant") and t["content"]]
+    while turns and turns[-1]["role"] != "user":
+        turns.pop()
+    if not turns:
+        raise HTTPException(422, "messages: no user message with text; the last user message is the question")
+    if len(turns[-1]["content"]) > MAX_QUESTION:
+        raise HTTPException(422, f"messages: the last user message is over {MAX_QUESTION} characters")
+    return turns
+
+
+def with_conversation(result: dict[str, Any], condensed: Any) -> dict[str, Any]:
+    if condensed is not None:
+        result["conversation"] = condensed.to_dict()
+    return result
 
 
 def sources_note(result: dict[str, Any]) -> str:
@@ -76,8 +88,15 @@ def add_openai_routes(app: FastAPI, engine: Engine, Key: Any, settings: ServerSe
 
     @app.post("/v1/chat/completions", tags=["openai"], responses={200: {"content": {"text/event-stream": {}}}})
     async def chat(body: ChatRequest, key: Key) -> Any:
-        """OpenAI chat completions: the last user message answered by RAG, with citations."""
-        question = question_of(body)
+        """OpenAI chat completions: the conversation's last user message, condensed with the earlier turns into a
+        standalone question, answered by RAG with citations."""
+        turns = conversation_of(body)
+        condensed = (
+            await asyncio.wait_for(asyncio.to_thread(engine.standalone, turns), settings.timeout_s)
+            if len(turns) > 1
+            else None
+        )
+        question = condensed.question if condensed else turns[-1]["content"]
         completion_id = f"chatcmpl-{uuid.uuid4().hex[:24]}"
         created = int(time.time())
 
@@ -101,7 +120,7 @@ def add_openai_routes(app: FastAPI, engine: Engine, Key: Any, settings: ServerSe
                 if kind == "error":
                     raise HTTPException(504 if isinstance(item, TimeoutError) else 400, error_json(item)["message"])
                 if not isinstance(item, str):
-                    result = answer_json(engine, *item)
+                    result = with_conversation(answer_json(engine, *item), condensed)
                     text = result["answer"] or "The sources do not answer this question."
             assert result is not None
             return {
@@ -136,7 +155,7 @@ def add_openai_routes(app: FastAPI, engine: Engine, Key: Any, settings: ServerSe
                     said = said or bool(item)
                     yield line(chunk({"content": item}))
                 else:
-                    result = answer_json(engine, *item)
+                    result = with_conversation(answer_json(engine, *item), condensed)
                     tail = ("" if said else "The sources do not answer this question.") + sources_note(result)
                     if tail:
                         yield line(chunk({"content": tail}))

@@ -206,6 +206,22 @@ class LLM(ABC):
 
         return parse_reply(self.chat_json(messages, schema, max_tokens, seed), schema, self.id)
 
+    def chat_tools(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[Mapping[str, Any]],
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        seed: int = 0,
+    ) -> str:
+        """The model's call of one of ``tools`` (OpenAI function definitions) through native function calling.
+
+        Returns JSON text ``{"name": ..., "arguments": "...", "content": "..."}``: the called function's name (null
+        when the model called none), its arguments as the model wrote them (JSON text, unparsed: a caller answers
+        malformed arguments itself) and any text content. Not abstract: a backend without function calling raises
+        :class:`StructuredOutputUnsupported` (a caller then constrains a JSON call with :meth:`chat_json`).
+        """
+        raise StructuredOutputUnsupported(f"{type(self).__name__} ({self.id}) has no native function calling")
+
     def top_logprobs(self, messages: Sequence[Message], top: int = DEFAULT_TOP_LOGPROBS, seed: int = 0) -> TopLogprobs:
         """The ``top`` likeliest first tokens of the reply to ``messages``, with their natural-log probabilities.
 

@@ -255,6 +255,18 @@ class CachedLLM(LLM):
         key, request = self._key(messages, GenerationParams.of(max_tokens, 0.0, seed, None), scope, schema)
         return self._stream_cached(key, request, lambda: self.llm.stream_json(messages, schema, max_tokens, seed))
 
+    def chat_tools(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[Mapping[str, Any]],
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        seed: int = 0,
+    ) -> str:
+        """The wrapped model's function call, from the cache when this request (and these tools) was seen."""
+        marker = {"tools": [dict(tool) for tool in tools]}
+        key, request = self._key(messages, GenerationParams.of(max_tokens, 0.0, seed, None), None, marker)
+        return self._cached(key, request, lambda: self.llm.chat_tools(messages, tools, max_tokens, seed))
+
     def generate_json(
         self,
         messages: Sequence[Message],

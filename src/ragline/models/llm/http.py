@@ -35,6 +35,7 @@ from ragline.models.llm.base import (
     check_prompt_fits,
     check_top,
 )
+from ragline.models.llm.json_schema import tool_call_reply
 
 RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 SNIPPET_CHARS = 300
@@ -198,6 +199,27 @@ class HttpLLM(LLM):
         """:meth:`chat_json` streamed (the same ``response_format``, server-sent events)."""
         body = self._json_body(messages, schema, max_tokens, seed, stream=True)
         return self._refusing(self._stream(body))
+
+    def chat_tools(
+        self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]], max_tokens: int = DEFAULT_MAX_TOKENS,
+        seed: int = 0,
+    ) -> str:  # fmt: skip
+        """OpenAI function calling: ``tools`` and ``tool_choice: "required"`` sent, the first ``tool_calls`` back (see
+        :meth:`LLM.chat_tools`); a server refusing them (HTTP 400) raises :class:`StructuredOutputUnsupported`."""
+        params = GenerationParams.of(max_tokens, 0.0, seed, None)
+        body = {
+            **self._body(messages, params, stream=False),
+            "tools": [dict(t) for t in tools],
+            "tool_choice": "required",
+        }
+        check_prompt_fits(self, body["messages"], params.max_tokens, self.context_tokens)
+        try:
+            reply = self._post_json("/chat/completions", body)
+        except LLMHTTPError as exc:
+            if exc.status_code == 400 and any(word in exc.body.lower() for word in ("tool", "function")):
+                raise StructuredOutputUnsupported(f"{self.base_url} does not take tools: {exc.body}") from None
+            raise
+        return tool_call_reply(reply, f"{self.base_url}/chat/completions")
 
     def _json_body(
         self, messages: Sequence[Message], schema: Mapping[str, Any], max_tokens: int, seed: int, stream: bool

@@ -89,3 +89,18 @@ def check_value(value: Any, schema: Mapping[str, Any], where: str = "$") -> str:
             elif schema.get("additionalProperties") is False:
                 return f"{where}: the key {key!r} is not in the schema"
     return ""
+
+
+def tool_call_reply(reply: Any, url: str) -> str:
+    """The first function call of an OpenAI chat completion as ``LLM.chat_tools`` returns it (JSON text of
+    ``name``, ``arguments`` as the model wrote them, ``content``); ``ModelError`` when there is no message."""
+    try:
+        message = reply["choices"][0]["message"]
+        calls = message.get("tool_calls") or []
+        function = calls[0]["function"] if calls else {}
+        name, arguments = function.get("name"), function.get("arguments", "")
+    except (KeyError, IndexError, TypeError, AttributeError):
+        raise ModelError(f"{url} answered without choices[0].message: {json.dumps(reply)[:200]}") from None
+    if not isinstance(arguments, str):  # some servers send the arguments as an object
+        arguments = json.dumps(arguments, ensure_ascii=False)
+    return json.dumps({"name": name, "arguments": arguments, "content": message.get("content") or ""})

@@ -1,9 +1,13 @@
-// The ragline page: ask with a streamed answer, open citations, see sources, traces and eval reports.
+// The ragline page: a chat with streamed answers, open citations, see sources, traces and eval reports.
 // The key lives in sessionStorage (this tab only) and goes in the Authorization header of each call.
+// The conversation lives in this page only (`history`): each question is sent with the turns before it, and
+// the server condenses a follow-up into a standalone question. Earlier turns stay above, each with its sources.
 "use strict";
 const $ = (id) => document.getElementById(id);
 let key = sessionStorage.getItem("ragline-key") || "";
 let lastAnswer = null;
+let lastQuestion = "";
+let history = [];  // [{role: "user" | "assistant", content}], oldest first
 let answersShown = 0;  // counted in #answer[data-shown], so a script can wait for the next answer
 
 async function api(path, options = {}) {
@@ -61,23 +65,30 @@ async function* events(response) {
 }
 
 async function ask(question) {
+  if (lastAnswer) archiveTurn(lastQuestion, lastAnswer);  // the previous turn joins the conversation above
+  lastAnswer = null; lastQuestion = question; $("standalone").textContent = "";
   $("answer").textContent = ""; $("answer").className = ""; $("citations").textContent = "";
   $("sources").tBodies[0].textContent = ""; $("trace-box").hidden = true; $("status").textContent = "retrieving…";
+  const turns = history.slice();
+  history.push({ role: "user", content: question });
   const response = await api("/v1/ask", { method: "POST", headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ question, stream: true }) });
+    body: JSON.stringify({ question, history: turns, stream: true }) });
   if (!response.ok) { $("status").textContent = await errorText(response); return; }
   let text = "";
   for await (const { event, data } of events(response)) {
     if (event === "piece") { text += data.text; $("status").textContent = "answering…"; renderAnswer(text, null); }
-    else if (event === "answer") { lastAnswer = data; renderResult(data); }
+    else if (event === "answer") {
+      lastAnswer = data; renderResult(data);
+      history.push({ role: "assistant", content: data.abstained ? "I don't know." : data.answer });
+    }
     else if (event === "error") { $("status").textContent = "error: " + data.message; }
     else if (event === "done" && $("status").textContent.endsWith("…")) { $("status").textContent = ""; }
   }
 }
 
 // The answer with each [n] as a button that opens source n.
-function renderAnswer(text, result) {
-  const box = $("answer"); box.textContent = "";
+function renderAnswer(text, result, box = $("answer")) {
+  box.textContent = "";
   const parts = text.split(/(\[\d+\])/);
   for (const part of parts) {
     const m = part.match(/^\[(\d+)\]$/);
@@ -109,7 +120,35 @@ function anchorLink(n, item, result) {
   return link;
 }
 
+// A finished turn in the conversation above: the question as asked (and as condensed), the answer, its
+// citations (each opens its chunk) and its sources.
+function archiveTurn(question, result) {
+  const n = $("chat").children.length + 1;
+  const answer = el("div", { class: "turn-answer" + (result.abstained ? " abstained" : "") });
+  if (result.abstained) answer.textContent = "The sources do not answer this question.";
+  else renderAnswer(result.answer, result, answer);
+  const turn = el("article", { class: "turn", "data-turn": String(n) }, el("p", { class: "turn-question" }, question));
+  if (result.conversation && result.conversation.question !== question)
+    turn.append(el("p", { class: "hint standalone" }, "asked as: " + result.conversation.question));
+  turn.append(answer);
+  const cites = el("div", { class: "turn-citations" });
+  for (const c of result.citations)
+    cites.append(el("p", {}, citeButton(c.n, result), " ", c.title || c.doc_id, " ", el("span", { class: "hint" }, `(${c.doc_id})`)));
+  const sources = el("details", {}, el("summary", {}, `${result.sources.length} sources`));
+  for (const s of result.sources) sources.append(el("p", { class: "hint" }, `[${s.n}] ${s.title || s.doc_id} (${s.doc_id})`));
+  turn.append(cites, sources);
+  $("chat").append(turn);
+}
+
+function newConversation() {
+  history = []; lastAnswer = null; lastQuestion = ""; $("chat").textContent = ""; $("standalone").textContent = "";
+  $("answer").textContent = ""; $("citations").textContent = ""; $("sources").tBodies[0].textContent = "";
+  $("status").textContent = "new conversation";
+}
+
 function renderResult(result) {
+  if (result.conversation && result.conversation.question !== lastQuestion)
+    $("standalone").textContent = "asked as: " + result.conversation.question;
   if (result.abstained) { $("answer").textContent = "The sources do not answer this question."; $("answer").className = "abstained"; }
   else renderAnswer(result.answer, result);
   const list = $("citations");
@@ -209,6 +248,7 @@ function plot(rows) {
 $("key-form").addEventListener("submit", (e) => { e.preventDefault(); login($("key").value.trim()); });
 $("ask-form").addEventListener("submit", (e) => { e.preventDefault(); ask($("question").value.trim()).catch((x) => { $("status").textContent = String(x); }); });
 $("logout").addEventListener("click", () => forget(""));
+$("new-chat").addEventListener("click", newConversation);
 document.querySelectorAll("nav [data-tab]").forEach((b) => b.addEventListener("click", () => {
   document.querySelectorAll("nav [data-tab]").forEach((o) => o.classList.toggle("active", o === b));
   $("tab-ask").hidden = b.dataset.tab !== "ask"; $("tab-evals").hidden = b.dataset.tab !== "evals";
