@@ -38,7 +38,10 @@ ROLES: dict[str, tuple[str, tuple[str, ...]]] = {
     "reranker": ("reorders a first stage's hits", ("ragline.retrieve",)),
     "expander": ("maps small chunks to the larger text around them", ("ragline.retrieve",)),
     "reader": ("answers a question from a context, with citations", ("ragline.answer.pipeline", "ragline.agent")),
-    "chunker": ("cuts a document into chunks", ("ragline.ingest.chunkers", "ragline.ingest.sentence_pack")),
+    "chunker": (
+        "cuts a document into chunks",
+        ("ragline.ingest.chunkers", "ragline.ingest.sentence_pack", "ragline.ingest.llm_chunker"),
+    ),
     "contextualizer": (
         "adds context to chunks before indexing",
         ("ragline.ingest.context", "ragline.ingest.llm_context"),

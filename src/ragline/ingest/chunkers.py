@@ -387,6 +387,6 @@ def build_chunker(spec: str) -> Chunker:
         params["max_words"] = params.pop("max_tokens")
         params.setdefault("unit", "tokens")
     for key, value in params.items():
-        if key != "unit" and not isinstance(value, int):
+        if key not in ("unit", "model") and not isinstance(value, int):  # model: the llm chunker's
             raise ConfigError(f"chunker spec {spec!r}: {key} must be a whole number, got {value!r}")
     return build("chunker", {"name": name, **params})
