@@ -32,6 +32,8 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     corpus = build_orrin(args.seed if args.seed is not None else DEFAULT_SEED)
     if args.name == "lost-in-the-middle":
         return _lost_in_the_middle(args, corpus)
+    if args.documents:
+        corpus = chunking.sample_corpus(corpus, args.documents, args.sample_seed)
     rows = chunking.run(
         corpus,
         chunkers=args.chunker or chunking.CHUNKERS,
@@ -58,7 +60,8 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     )
     recall = [t for t in ("multihop", "all") if t in types or t == "all"]
     readers = list(args.reader or ())
-    columns = ("chunker", "context", "retriever", "chunks", "split", "cut", *types, "all")
+    columns = ("chunker", "context", "retriever", "chunks", "chunk s", "LLM calls", "LLM tokens", "split", "cut",
+               *types, "all")  # fmt: skip
     for column in (*columns, *(f"{t} R@5" for t in recall), *(f"{r} correct" for r in readers)):
         table.add_column(column, justify="left" if column in ("chunker", "context", "retriever") else "right")
     for row in rows:
@@ -66,8 +69,12 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         hits += [row["by_type"][t].get("recall@5") for t in recall]
         cells = ["—" if h is None else f"{h:.2f}" for h in hits]
         cells += [f"{row['answers'][r]['correct']}/{len(corpus.questions)}" for r in readers]
+        cost = row["chunking_cost"]  # LLM calls: answered by the model (+ from the response cache)
+        calls = f"{cost['llm_calls']} (+{cost['cached_calls']})" if "llm_calls" in cost else "—"
+        tokens = f"{cost['prompt_tokens']}+{cost['reply_tokens']}" if "llm_calls" in cost else "—"
         table.add_row(Text(row["chunker"]), row["context"], row["retriever"], str(row["chunks"]),
-                      f"{row['split_evidence']:.0%}", f"{row['cut_evidence']:.0%}", *cells)  # fmt: skip
+                      f"{cost['seconds']:.1f}", calls, tokens, f"{row['split_evidence']:.0%}",
+                      f"{row['cut_evidence']:.0%}", *cells)  # fmt: skip
     Console(width=max(Console().width, 160)).print(table)
     return 0
 
@@ -82,6 +89,7 @@ LAB_EXPERIMENTS = {
     "knowledge-update": ("knowledge_update", False),
     "small-to-big": ("small_to_big", True),
     "reader-ablations": ("reader_ablations", False),
+    "rag-sequence": ("rag_sequence", False),
 }
 
 
@@ -121,6 +129,8 @@ def _run_lab(args: argparse.Namespace, module: Any) -> dict[str, Any]:
             raise ConfigError("reader-ablations needs --dataset DIR: questions with their own passages "
                               "(e.g. ../shared/bench/squad_v2_dev_subset)")  # fmt: skip
         return module.run(args.dataset, args.span_model or [], args.limit or module.DEFAULT_LIMIT)
+    if args.name == "rag-sequence":
+        return _rag_sequence(args, module)
     if args.name == "knowledge-update":
         return module.run(llm=_llm(args), llm_questions=min(args.closed_book, 40))
     if args.name == "dense-transfer":
@@ -142,6 +152,29 @@ def _run_lab(args: argparse.Namespace, module: Any) -> dict[str, Any]:
         return module.run(corpus, index, llm=_llm(args), closed_book_questions=args.closed_book,
                           pipelines=configs)  # fmt: skip
     return module.run(load_workload(args.dataset, args.embedder if LAB_EXPERIMENTS[args.name][1] else None, args.limit))
+
+
+def _rag_sequence(args: argparse.Namespace, module: Any) -> dict[str, Any]:
+    """RAG-Sequence on a sample of --dataset's questions (whole passages) or an Orrin world (the training
+    world unless --seed says otherwise, each question asked as its user)."""
+    from ragline.answer.pipeline import build_reader
+    from ragline.eval.experiments.readers import dataset_corpus
+    from ragline.eval.typed import acl_filter
+
+    if args.llm in ("", "none"):
+        raise ConfigError("rag-sequence needs an LLM reader: --llm llm:model=...")
+    retriever = (args.retriever or ["bm25"])[0]
+    embedder = None if retriever == "bm25" else args.embedder
+    if args.dataset:
+        corpus, index = dataset_corpus(args.dataset, embedder, args.limit)
+        filter_of = None
+    else:
+        corpus, index = module.orrin_set(args.seed, embedder)
+        filter_of = acl_filter
+    questions = module.DEFAULT_QUESTIONS if args.questions is None else args.questions
+    log = lambda message: stderr.print(message, highlight=False, markup=False)  # noqa: E731
+    return module.run(corpus, index, build_reader(args.llm), k=args.k, questions=questions, seed=args.sample_seed,
+                      retriever=retriever, filter_of=filter_of, log=log)  # fmt: skip
 
 
 def _lab_experiment(args: argparse.Namespace) -> int:
@@ -226,7 +259,10 @@ def add_parser(sub: Any) -> None:
         "oracle vs RAG at k 1 and 5, and the k sweep. knowledge-update: edit a document, then a conflicting one. "
         "small-to-big: small chunks read as they are, with a sentence window or as their section, vs plain chunks, "
         "at equal budgets: gold chunk at 1 and read vs share of the evidence in the context. reader-ablations: "
-        "the span reader with/without no-answer training, window size, span length limit, passages k.",
+        "the span reader with/without no-answer training, window size, span length limit, passages k. rag-sequence: "
+        "an answer per passage scored by retrieval probability x the answer's probability (Lewis et al.'s fast "
+        "decoding) vs the LLM reading the k passages at once, on a --questions sample (Orrin training world "
+        "or --dataset).",
     )
     p.add_argument("name", choices=("chunking", "lost-in-the-middle", *LAB_EXPERIMENTS))
     p.add_argument(
@@ -256,6 +292,13 @@ def add_parser(sub: Any) -> None:
         help="readers, knowledge-update: questions asked to the --llm with no source (40; 0 = none; cached)",
     )
     p.add_argument("--chunker", action="append", metavar="SPEC", help="chunker spec, repeatable (default: a sweep)")
+    p.add_argument(
+        "--documents",
+        type=positive_int,
+        metavar="N",
+        help="chunking: a sample of at most N documents (those of questions drawn with --sample-seed) and the "
+        "questions they answer, for chunkers that cost model time (llm)",
+    )
     p.add_argument("--context", action="append", choices=("none", "breadcrumb", "late", "llm"), help="repeatable")
     p.add_argument(
         "--reader",
