@@ -41,7 +41,7 @@ def test_chunks_begin_at_the_sentences_the_model_names(tmp_path: Path) -> None:
     """Sentences: 1 heading, 2-4 crew, 5 heading, 6-8 outage. The model says 3 and 6: chunks begin at sentence 3
     and, since a heading never ends a chunk, at the "## Outages" heading (5), not at 6. Planted faults checked:
     reading the numbers 0-based shifts every chunk by a sentence; dropping the heading rule leaves "## Outages"
-    at the end of the second chunk."""
+    at the end of the second chunk; no ``maxItems`` cap lets the schema take all 8 numbers."""
     c, fake = chunker(lambda *a: json.dumps({"starts": [3, 6]}), tmp_path)
     assert texts(c) == [
         "# Grid report\n\nThe Delta crew maintains SS-495.",
@@ -50,7 +50,9 @@ def test_chunks_begin_at_the_sentences_the_model_names(tmp_path: Path) -> None:
     ]
     prompt = fake.calls[0][-1]["content"].splitlines()
     assert prompt[0] == "1. # Grid report" and prompt[2] == "3. Its lead is Mara Quinn." and len(prompt) == 8
-    assert fake.schemas[0]["properties"]["starts"]["items"]["maximum"] == 8
+    starts = fake.schemas[0]["properties"]["starts"]
+    assert starts["items"]["maximum"] == 8
+    assert starts["maxItems"] == 2  # one start per 3 sentences at most: the model cannot list every sentence
 
 
 def test_a_malformed_reply_falls_back_to_sentence_packing_and_is_counted(tmp_path: Path) -> None:
@@ -102,7 +104,7 @@ def test_registered_and_built_from_a_spec() -> None:
     built = build_chunker("llm:model=local:smollm2-135m,max_words=80,window=20")
     assert (
         isinstance(built, LLMChunker)
-        and built.spec == "llm:model=local:smollm2-135m,max_words=80,window=20,max_tokens=96"
+        and built.spec == "llm:model=local:smollm2-135m,max_words=80,window=20,max_tokens=96,spacing=3"
     )
     assert built._llm is None  # nothing loaded until the first document
     with pytest.raises(ConfigError, match="max_words"):
