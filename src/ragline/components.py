@@ -46,7 +46,10 @@ ROLES: dict[str, tuple[str, tuple[str, ...]]] = {
         "answers a question from a context, with citations",
         ("ragline.answer.pipeline", "ragline.agent", "ragline.reflect"),
     ),
-    "chunker": ("cuts a document into chunks", ("ragline.ingest.chunkers", "ragline.ingest.sentence_pack")),
+    "chunker": (
+        "cuts a document into chunks",
+        ("ragline.ingest.chunkers", "ragline.ingest.sentence_pack", "ragline.ingest.llm_chunker"),
+    ),
     "contextualizer": (
         "adds context to chunks before indexing",
         ("ragline.ingest.context", "ragline.ingest.llm_context"),

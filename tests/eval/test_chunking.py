@@ -55,3 +55,17 @@ def test_rows_are_paired_against_the_first_chunker_of_their_context_and_retrieve
     assert paired["hit@1"]["baseline"] == "a" and paired["hit@1"]["chunker"] == "b"
     assert paired["hit@1"]["delta"] == 1.0 and paired["extractive correct"]["delta"] == 0.5
     assert paired["hit@1"]["n"] == 2
+
+
+def test_a_sampled_world_keeps_only_questions_its_documents_answer() -> None:
+    """``--documents N``: at most N documents, each question kept has all its gold documents among them, the
+    facts are the kept documents', and the same seed draws the same sample. Planted fault checked: keeping
+    questions with any (not every) gold document kept lets a multi-hop question in without its second hop."""
+    corpus = build_orrin(224)
+    sample = chunking.sample_corpus(corpus, 20, seed=3)
+    kept = {d.id for d in sample.documents}
+    assert 0 < len(kept) <= 20 and sample.questions
+    assert all(set(q.gold_doc_ids or q.forbidden_doc_ids) <= kept for q in sample.questions)
+    assert all(f.doc_id in kept for f in sample.facts)
+    assert any(len(q.gold_doc_ids) > 1 for q in sample.questions)
+    assert chunking.sample_corpus(corpus, 20, seed=3).fingerprint() == sample.fingerprint()

@@ -96,3 +96,34 @@ def test_a_plot_the_experiment_lacks_is_refused_before_it_runs(tmp_path, capsys)
     err = capsys.readouterr().err
     assert "--plot" in err and "has no plot" in err
     assert not (tmp_path / "p.png").exists()
+
+
+def test_rag_sequence_needs_an_llm(tmp_path, capsys) -> None:
+    assert main(["experiment", "rag-sequence", "--dataset", str(_qa_folder(tmp_path)), "--llm", "none"]) == 2
+    assert "needs an LLM reader" in capsys.readouterr().err
+
+
+def test_rag_sequence_runs_a_dataset_end_to_end(tmp_path, capsys, monkeypatch) -> None:
+    """``ragline experiment rag-sequence --dataset DIR``: every row graded on the sampled questions, k calls a
+    question for RAG-Sequence. The model is a stand-in that answers "Kelmiren" from every passage (p 0.5) and
+    from the concatenated context. Planted fault checked: passing --k as the question count (3 questions
+    instead of 2 per --questions) fails the counts."""
+    import math
+
+    from llm_fakes import FakeLLM
+    from ragline.answer import pipeline
+    from ragline.models.llm import ScoredReply
+
+    class Scoring(FakeLLM):
+        def chat_scored(self, messages, max_tokens=256, seed=0, stop=None):
+            self.calls.append(list(messages))
+            return ScoredReply("Kelmiren", (math.log(0.5),))
+
+    fake = Scoring(lambda *a: json.dumps({"answer": "Kelmiren", "sources": [1]}), structured=True)
+    monkeypatch.setattr(pipeline, "build_reader", lambda spec: pipeline.LLMReader(llm=fake))
+    payload = _run(["experiment", "rag-sequence", "--dataset", str(_qa_folder(tmp_path)), "--questions", "2",
+                    "--k", "3", "--output", "json"], capsys)  # fmt: skip
+    assert payload["questions"] == 2 and payload["model_calls"] == {"concatenated": 2, "rag-sequence": 6}
+    assert set(payload["rows"]) == {"concatenated", "rag-sequence", "rag-sequence, uniform p(z)", "top passage"}
+    correct = [q["gold"] == "Kelmiren" for q in payload["per_question"]]
+    assert payload["rows"]["rag-sequence"]["counts"]["correct"] == sum(correct)

@@ -306,3 +306,20 @@ def test_a_server_that_refuses_tools_says_it_has_no_function_calling(stub: Stub)
     stub.respond = lambda handler, n: send(handler, 400, b'{"error": "tools are not supported"}')
     with client(stub.url) as llm, pytest.raises(StructuredOutputUnsupported, match="tools"):
         llm.chat_tools(HELLO, [], max_tokens=5)
+
+
+def test_chat_scored_asks_for_logprobs_and_reads_every_tokens(stub: Stub) -> None:
+    """``chat_scored`` sends ``logprobs: true`` and returns the reply with each token's log probability; a
+    server that leaves them out is a ModelError, not a reply scored 0 (log 1). Planted fault checked: reading
+    ``content[0]`` alone returns one value for the two tokens."""
+    tokens = [{"token": "Par", "logprob": -0.25}, {"token": "is", "logprob": -0.5}]
+    reply = {"choices": [{"message": {"content": "Paris"}, "logprobs": {"content": tokens}}]}
+    stub.respond = lambda handler, n: send(handler, 200, json.dumps(reply).encode())
+    llm = client(stub.url)
+    scored = llm.chat_scored(HELLO, max_tokens=8, stop="\n")
+    assert scored.text == "Paris" and scored.token_logprobs == (-0.25, -0.5) and scored.logprob == -0.75
+    assert stub.requests[0][2]["logprobs"] is True and stub.requests[0][2]["stop"] == ["\n"]
+    stub.respond = lambda handler, n: send(handler, 200, completion("Paris"))
+    with pytest.raises(ModelError, match="logprob"):
+        llm.chat_scored(HELLO)
+    llm.close()

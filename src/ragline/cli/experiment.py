@@ -34,6 +34,8 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         return _conversation(args, corpus)
     if args.name == "lost-in-the-middle":
         return _lost_in_the_middle(args, corpus)
+    if args.documents:
+        corpus = chunking.sample_corpus(corpus, args.documents, args.sample_seed)
     rows = chunking.run(
         corpus,
         chunkers=args.chunker or chunking.CHUNKERS,
@@ -60,7 +62,8 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     )
     recall = [t for t in ("multihop", "all") if t in types or t == "all"]
     readers = list(args.reader or ())
-    columns = ("chunker", "context", "retriever", "chunks", "split", "cut", *types, "all")
+    columns = ("chunker", "context", "retriever", "chunks", "chunk s", "LLM calls", "LLM tokens", "split", "cut",
+               *types, "all")  # fmt: skip
     for column in (*columns, *(f"{t} R@5" for t in recall), *(f"{r} correct" for r in readers)):
         table.add_column(column, justify="left" if column in ("chunker", "context", "retriever") else "right")
     for row in rows:
@@ -68,8 +71,12 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         hits += [row["by_type"][t].get("recall@5") for t in recall]
         cells = ["—" if h is None else f"{h:.2f}" for h in hits]
         cells += [f"{row['answers'][r]['correct']}/{len(corpus.questions)}" for r in readers]
+        cost = row["chunking_cost"]  # LLM calls: answered by the model (+ from the response cache)
+        calls = f"{cost['llm_calls']} (+{cost['cached_calls']})" if "llm_calls" in cost else "—"
+        tokens = f"{cost['prompt_tokens']}+{cost['reply_tokens']}" if "llm_calls" in cost else "—"
         table.add_row(Text(row["chunker"]), row["context"], row["retriever"], str(row["chunks"]),
-                      f"{row['split_evidence']:.0%}", f"{row['cut_evidence']:.0%}", *cells)  # fmt: skip
+                      f"{cost['seconds']:.1f}", calls, tokens, f"{row['split_evidence']:.0%}",
+                      f"{row['cut_evidence']:.0%}", *cells)  # fmt: skip
     Console(width=max(Console().width, 160)).print(table)
     return 0
 
@@ -87,6 +94,7 @@ LAB_EXPERIMENTS = {
     "reflection": ("reflection", False),
     "raptor": ("raptor", True),
     "graph": ("graph", False),
+    "rag-sequence": ("rag_sequence", False),
 }
 
 
@@ -150,6 +158,9 @@ def _run_lab(args: argparse.Namespace, module: Any) -> dict[str, Any]:
 
     if args.name == "graph":
         return module.run(args.seed, retrievers=args.retriever or module.RETRIEVERS)
+
+    if args.name == "rag-sequence":
+        return _rag_sequence(args, module)
     if args.name == "knowledge-update":
         return module.run(llm=_llm(args), llm_questions=min(args.closed_book, 40))
     if args.name == "dense-transfer":
@@ -171,6 +182,29 @@ def _run_lab(args: argparse.Namespace, module: Any) -> dict[str, Any]:
         return module.run(corpus, index, llm=_llm(args), closed_book_questions=args.closed_book,
                           pipelines=configs)  # fmt: skip
     return module.run(load_workload(args.dataset, args.embedder if LAB_EXPERIMENTS[args.name][1] else None, args.limit))
+
+
+def _rag_sequence(args: argparse.Namespace, module: Any) -> dict[str, Any]:
+    """RAG-Sequence on a sample of --dataset's questions (whole passages) or an Orrin world (the training
+    world unless --seed says otherwise, each question asked as its user)."""
+    from ragline.answer.pipeline import build_reader
+    from ragline.eval.experiments.readers import dataset_corpus
+    from ragline.eval.typed import acl_filter
+
+    if args.llm in ("", "none"):
+        raise ConfigError("rag-sequence needs an LLM reader: --llm llm:model=...")
+    retriever = (args.retriever or ["bm25"])[0]
+    embedder = None if retriever == "bm25" else args.embedder
+    if args.dataset:
+        corpus, index = dataset_corpus(args.dataset, embedder, args.limit)
+        filter_of = None
+    else:
+        corpus, index = module.orrin_set(args.seed, embedder)
+        filter_of = acl_filter
+    questions = module.DEFAULT_QUESTIONS if args.questions is None else args.questions
+    log = lambda message: stderr.print(message, highlight=False, markup=False)  # noqa: E731
+    return module.run(corpus, index, build_reader(args.llm), k=args.k, questions=questions, seed=args.sample_seed,
+                      retriever=retriever, filter_of=filter_of, log=log)  # fmt: skip
 
 
 def _lab_experiment(args: argparse.Namespace) -> int:
@@ -303,7 +337,11 @@ def add_parser(sub: Any) -> None:
         "raptor: hybrid vs the agent vs RAPTOR (collapsed, traversal, UMAP) per question type on Orrin with its "
         "aggregate questions, 10 passages each: questions with all evidence in the context; the tree's cost per "
         "1,000 chunks. conversation: follow-up turns written from the world's questions (the later turn omits what "
-        "the earlier named) answered with and without the history; --config is the pipeline (default extractive).",
+        "the earlier named) answered with and without the history; --config is the pipeline (default extractive). "
+        "rag-sequence: "
+        "an answer per passage scored by retrieval probability x the answer's probability (Lewis et al.'s fast "
+        "decoding) vs the LLM reading the k passages at once, on a --questions sample (Orrin training world "
+        "or --dataset).",
     )
     p.add_argument("name", choices=("chunking", "lost-in-the-middle", "conversation", *LAB_EXPERIMENTS))
     p.add_argument(
@@ -334,6 +372,13 @@ def add_parser(sub: Any) -> None:
         help="readers, knowledge-update: questions asked to the --llm with no source (40; 0 = none; cached)",
     )
     p.add_argument("--chunker", action="append", metavar="SPEC", help="chunker spec, repeatable (default: a sweep)")
+    p.add_argument(
+        "--documents",
+        type=positive_int,
+        metavar="N",
+        help="chunking: a sample of at most N documents (those of questions drawn with --sample-seed) and the "
+        "questions they answer, for chunkers that cost model time (llm)",
+    )
     p.add_argument("--context", action="append", choices=("none", "breadcrumb", "late", "llm"), help="repeatable")
     p.add_argument(
         "--reader",

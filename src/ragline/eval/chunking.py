@@ -3,7 +3,8 @@
 For each chunker and contextualizer it builds an index of the corpus's chunks and reports, per
 retriever, Hit@1 by question type and Recall@k of all gold documents (``ragline.eval.typed``), plus
 the share of annotated evidence sentences that a chunk boundary splits: a split sentence can be found
-by no retriever, whole; and, for each reader asked for, the answers' outcomes (correct / wrong /
+by no retriever, whole; what chunking cost (seconds; for the ``llm`` chunker its model calls and tokens);
+and, for each reader asked for, the answers' outcomes (correct / wrong /
 abstained) with the default pipeline's reading stage; and each row paired against the first chunker.
 The lecture's qualitative findings, which this measures on real parts: small fixed chunks split
 evidence and fail literal questions; context prefixes fix section questions; late chunking lifts
@@ -12,13 +13,16 @@ dense retrieval on section questions.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from ragline.corpora.base import Corpus
 from ragline.eval.answers import OUTCOMES, grade_question, match_for
 from ragline.eval.typed import acl_filter, hit_by_type
 from ragline.index.store import IndexSettings
+from ragline.ingest.chunkers import build_chunker
+from ragline.ingest.llm_chunker import LLMChunker
 from ragline.ingest.pipeline import IngestConfig, build_index, chunk_documents
 from ragline.retrieve.registry import build_retriever
 from ragline.types import Document
@@ -31,10 +35,30 @@ CHUNKERS = (
     "structure:max_words=200",
     "recursive:size=100",
     "sentence-pack:tokens=128,overlap=1",  # the default (pipelines/default.toml)
-)
+)  # and ``llm`` (the LLM chooses boundaries: minutes of model time, so asked for by name, not swept)
 CONTEXTS = ("none", "breadcrumb", "late")
 RETRIEVERS = ("bm25", "dense", "hybrid")  # the sweep (and the demo's table): one retriever per family
+C = TypeVar("C", bound=Corpus)
 KS = (1, 3, 5)  # Hit@k and Recall@k depths; the table shows Hit@1 by type and Recall@5 (all gold documents)
+
+
+def sample_corpus(corpus: C, documents: int, seed: int = 0) -> C:
+    """A smaller world for chunkers that cost model time: questions drawn at random (``seed``) while their
+    gold documents fit in ``documents``, then every question those documents answer (and each unanswerable
+    one whose forbidden documents are all kept); facts of the kept documents."""
+    import random
+    from dataclasses import replace
+
+    drawn = [q for q in corpus.questions if q.gold_doc_ids]
+    random.Random(seed).shuffle(drawn)
+    kept: set[str] = set()
+    for q in drawn:
+        if len(kept | set(q.gold_doc_ids)) <= documents:
+            kept |= set(q.gold_doc_ids)
+    questions = [q for q in corpus.questions if set(q.gold_doc_ids or q.forbidden_doc_ids or ["-"]) <= kept]
+    return replace(corpus, name=f"{corpus.name} ({len(kept)} documents, seed {seed})",
+                   documents=[d for d in corpus.documents if d.id in kept], questions=questions,
+                   facts=[f for f in corpus.facts if f.doc_id in kept])  # fmt: skip
 
 
 def split_evidence_share(chunks: Sequence[Document], corpus: Corpus) -> float:
@@ -101,19 +125,23 @@ def run(
     for each of ``readers``, the answers' outcomes (:func:`answer_outcomes`)."""
     rows = []
     for chunker in chunkers:
-        chunks = chunk_documents(corpus.documents, IngestConfig(chunker))[0]
+        built = build_chunker(chunker)
+        began = time.perf_counter()
+        chunks = chunk_documents(corpus.documents, IngestConfig(chunker), chunker=built)[0]
+        cost = {"seconds": round(time.perf_counter() - began, 2)}  # every chunker's; an LLM's calls and tokens too
+        cost.update(built.cost.to_dict() if isinstance(built, LLMChunker) else {})
         split, cut = split_evidence_share(chunks, corpus), cut_evidence_share(chunks, corpus)
         for context in contexts:
             wanted = [r for r in retrievers if context != "late" or r != "bm25"]
             embed = any(r != "bm25" for r in wanted)
             settings = IndexSettings(embedder=embedder if embed else None, vector_index="flat")
-            index = build_index(corpus.documents, IngestConfig(chunker, context), settings)
+            index = build_index(corpus.documents, IngestConfig(chunker, context), settings, chunker=built)
             for name in wanted:
                 hits: dict[str, float] = {}
                 scores = hit_by_type(build_retriever(name, index), corpus.questions, ks=KS, per_question=hits)
                 answers = {reader: answer_outcomes(index, name, reader, corpus.questions) for reader in readers}
                 rows.append({"chunker": chunker, "context": context, "retriever": name, "chunks": len(index),
-                             "split_evidence": split, "cut_evidence": cut, "by_type": scores,
+                             "split_evidence": split, "cut_evidence": cut, "chunking_cost": cost, "by_type": scores,
                              "hit@1_per_question": hits, "answers": answers})  # fmt: skip
     return rows
 

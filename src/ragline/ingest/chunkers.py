@@ -16,6 +16,7 @@ The strategies of Lecture 3 §2.2, built by name from a spec (``NAME[:key=value,
     sentence-pack:tokens=256    whole sentences up to the embedder's window of word pieces, overlapping
                                 by whole sentences (overlap=1), headings kept with their text; a
                                 sentence over the budget alone is split, and marked (``sentence_pack.py``)
+    llm:max_words=100           the LLM names the sentences that begin a chunk, capped (``llm_chunker.py``)
 
 Sizes count ``unit=words`` (the default: a run of non-space characters, or one CJK character) or
 ``unit=tokens`` (word pieces of the packaged MiniLM tokenizer, the model that embeds the chunks).
@@ -387,6 +388,6 @@ def build_chunker(spec: str) -> Chunker:
         params["max_words"] = params.pop("max_tokens")
         params.setdefault("unit", "tokens")
     for key, value in params.items():
-        if key != "unit" and not isinstance(value, int):
+        if key not in ("unit", "model") and not isinstance(value, int):  # model: the llm chunker's
             raise ConfigError(f"chunker spec {spec!r}: {key} must be a whole number, got {value!r}")
     return build("chunker", {"name": name, **params})

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ragline.index.store import Index, IndexSettings
-from ragline.ingest.chunkers import build_chunker
+from ragline.ingest.chunkers import Chunker, build_chunker
 from ragline.ingest.context import build_contextualizer
 from ragline.progress import track
 from ragline.types import Document
@@ -30,10 +30,12 @@ class IngestConfig:
 
 
 def chunk_documents(
-    documents: Sequence[Document], config: IngestConfig, embedder: Any = None
+    documents: Sequence[Document], config: IngestConfig, embedder: Any = None, chunker: Chunker | None = None
 ) -> tuple[list[Document], np.ndarray | None]:
-    """Every chunk of every document, contextualized; vectors only for late chunking."""
-    chunker, contextualizer = build_chunker(config.chunker), build_contextualizer(config.context, embedder)
+    """Every chunk of every document, contextualized; vectors only for late chunking. ``chunker``: one built
+    from ``config.chunker`` already (the chunking experiment reads its cost after)."""
+    chunker = chunker or build_chunker(config.chunker)
+    contextualizer = build_contextualizer(config.context, embedder)
     chunks: list[Document] = []
     vectors: list[np.ndarray] = []
     for document in track(documents, f"chunking ({config.chunker}, {config.context})", total=len(documents)):
@@ -56,12 +58,16 @@ def _whole(document: Document) -> Document:
 
 
 def build_index(
-    documents: Iterable[Document], config: IngestConfig, settings: IndexSettings, path: str | None = None
+    documents: Iterable[Document],
+    config: IngestConfig,
+    settings: IndexSettings,
+    path: str | None = None,
+    chunker: Chunker | None = None,
 ) -> Index:
-    """A new index (in memory when ``path`` is None) of ``documents`` chunked by ``config``."""
+    """A new index (in memory when ``path`` is None) of ``documents`` chunked by ``config`` (or ``chunker``)."""
     index = Index.create(path, settings)
     embedder = index.embedder.embedder if config.context == "late" else None
-    chunks, vectors = chunk_documents(list(documents), config, embedder)
+    chunks, vectors = chunk_documents(list(documents), config, embedder, chunker)
     index.add(chunks, vectors=vectors)
     index.commit()
     return index

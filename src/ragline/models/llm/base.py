@@ -30,6 +30,23 @@ from ragline.errors import ModelError
 Message = dict[str, str]
 TopLogprobs = list[tuple[str, float]]  # (token text, natural-log probability), likeliest first
 
+
+@dataclass(frozen=True, slots=True)
+class ScoredReply:
+    """A greedy reply and the natural-log probability of each token the model generated for it.
+
+    ``logprob`` (their sum) is log P(reply | prompt) as the model decoded it: what RAG-Sequence's fast
+    decoding multiplies by a passage's retrieval probability (``ragline.eval.experiments.rag_sequence``).
+    """
+
+    text: str
+    token_logprobs: tuple[float, ...]
+
+    @property
+    def logprob(self) -> float:
+        return float(sum(self.token_logprobs))
+
+
 ROLES = frozenset({"system", "user", "assistant", "tool"})
 DEFAULT_MAX_TOKENS = 256
 DEFAULT_TOP_LOGPROBS = 10  # what a yes/no reranker needs: both answers are nearly always among them
@@ -229,6 +246,19 @@ class LLM(ABC):
         them raises :class:`~ragline.errors.ModelError` saying so.
         """
         raise ModelError(f"{type(self).__name__} ({self.id}) does not report token log probabilities")
+
+    def chat_scored(
+        self,
+        messages: Sequence[Message],
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        seed: int = 0,
+        stop: str | Sequence[str] | None = None,
+    ) -> ScoredReply:
+        """The greedy reply to ``messages`` with each generated token's log probability.
+
+        Not abstract: a backend that cannot report them raises :class:`~ragline.errors.ModelError` saying so.
+        """
+        raise ModelError(f"{type(self).__name__} ({self.id}) does not report the log probabilities of its reply")
 
     def close(self) -> None:
         """Release what the backend holds. Safe to call twice. (Not abstract: many backends hold nothing.)"""

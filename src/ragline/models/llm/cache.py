@@ -33,6 +33,7 @@ from ragline.models.llm.base import (
     LLM,
     GenerationParams,
     Message,
+    ScoredReply,
     TopLogprobs,
     check_messages,
     check_top,
@@ -75,12 +76,14 @@ def request_key(
     scope: str | None = None,
     top_logprobs: int | None = None,
     schema: Mapping[str, Any] | None = None,
+    token_logprobs: bool = False,
 ) -> tuple[str, str]:
     """(key, canonical request JSON) of one generation; ``scope`` (see ``acl_scope``) joins the key when given.
 
     ``top_logprobs`` marks a request for the first token's log probabilities (not a reply's text): a
     different answer to the same messages, so a different key. ``schema`` marks a reply constrained to that
-    JSON schema (``LLM.chat_json``), another answer again.
+    JSON schema (``LLM.chat_json``), another answer again; ``token_logprobs`` a reply with its tokens' log
+    probabilities (``LLM.chat_scored``).
     """
     request: dict[str, Any] = {
         "model": model_id,
@@ -96,6 +99,8 @@ def request_key(
         request["top_logprobs"] = top_logprobs
     if schema is not None:
         request["json_schema"] = dict(schema)
+    if token_logprobs:
+        request["token_logprobs"] = True
     # sort_keys and fixed separators: the same request is the same bytes in every process and version.
     canonical = json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest(), canonical
@@ -230,6 +235,26 @@ class CachedLLM(LLM):
         found = self.llm.top_logprobs(messages, top, seed)
         self.cache.put(key, self.llm.id, request, json.dumps(found, ensure_ascii=False))
         return found
+
+    def chat_scored(
+        self,
+        messages: Sequence[Message],
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        seed: int = 0,
+        stop: str | Sequence[str] | None = None,
+        scope: str | None = None,
+    ) -> ScoredReply:
+        """The wrapped model's reply with its tokens' log probabilities, from the cache when this request was
+        seen (stored as JSON ``{"text", "token_logprobs"}``)."""
+        params = GenerationParams.of(max_tokens, 0.0, seed, stop)
+        key, request = request_key(self.llm.id, check_messages(messages), params, scope, token_logprobs=True)
+
+        def compute() -> str:
+            scored = self.llm.chat_scored(messages, params.max_tokens, params.seed, list(params.stop))
+            return json.dumps({"text": scored.text, "token_logprobs": list(scored.token_logprobs)}, ensure_ascii=False)
+
+        stored = json.loads(self._cached(key, request, compute))
+        return ScoredReply(str(stored["text"]), tuple(float(v) for v in stored["token_logprobs"]))
 
     def chat_json(
         self,

@@ -29,6 +29,7 @@ from ragline.models.llm.base import (
     LLM,
     GenerationParams,
     Message,
+    ScoredReply,
     StructuredOutputUnsupported,
     TopLogprobs,
     check_messages,
@@ -267,6 +268,25 @@ class HttpLLM(LLM):
                 f"logprobs?): {snippet(json.dumps(reply))}"
             ) from None
         return sorted(found, key=lambda pair: -pair[1])
+
+    def chat_scored(
+        self, messages: Sequence[Message], max_tokens: int = DEFAULT_MAX_TOKENS, seed: int = 0, stop: Any = None
+    ) -> ScoredReply:
+        """The greedy reply with each generated token's log probability (``choices[0].logprobs.content[i].
+        logprob``, which llama.cpp's server, OpenAI and vLLM fill when asked for ``logprobs``)."""
+        params = GenerationParams.of(max_tokens, 0.0, seed, stop)
+        body = {**self._body(messages, params, stream=False), "logprobs": True}
+        check_prompt_fits(self, body["messages"], params.max_tokens, self.context_tokens)
+        reply = self._post_json("/chat/completions", body)
+        text = self._content(reply)
+        try:
+            logprobs = tuple(float(item["logprob"]) for item in reply["choices"][0]["logprobs"]["content"] or [])
+        except (KeyError, IndexError, TypeError, ValueError):
+            logprobs = ()
+        if text and not logprobs:
+            url = f"{self.base_url}/chat/completions"
+            raise ModelError(f"{url} gave no choices[0].logprobs.content[].logprob: {snippet(json.dumps(reply))}")
+        return ScoredReply(text, logprobs)
 
     def count_tokens(self, text: str) -> int:
         """Exact where the server tokenizes (llama.cpp's ``/tokenize``), else about one token per 4 bytes."""

@@ -47,6 +47,7 @@ from ragline.models.llm.base import (
     DEFAULT_TOP_LOGPROBS,
     LLM,
     Message,
+    ScoredReply,
     TopLogprobs,
     check_messages,
 )
@@ -278,6 +279,17 @@ class LocalLLM(LLM):
         client = self._client()
         with self._prompt_state(messages):
             return client.top_logprobs(messages, top, seed)
+
+    def chat_scored(
+        self,
+        messages: Sequence[Message],
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        seed: int = 0,
+        stop: str | Sequence[str] | None = None,
+    ) -> ScoredReply:
+        client = self._client()
+        with self._prompt_state(messages):
+            return client.chat_scored(messages, max_tokens, seed, stop)
 
     def count_tokens(self, text: str) -> int:
         return self._client().count_tokens(text)
