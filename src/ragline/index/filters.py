@@ -8,6 +8,7 @@ Every public name of both is importable from here.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -72,7 +73,8 @@ class Column:
         self.num_doc = np.asarray(num_doc, dtype=np.int64)
         self.num_val = np.asarray(num_val, dtype=np.float64)
         self.str_doc = np.asarray(str_doc, dtype=np.int64)
-        uniques, codes = np.unique(np.asarray(str_val, dtype=str), return_inverse=True)
+        # object, not numpy's fixed-width str: that drops trailing NULs, so "hr\x00" would equal "hr"
+        uniques, codes = np.unique(np.asarray(str_val, dtype=object), return_inverse=True)
         self.str_uniques, self.str_codes = uniques, codes.reshape(-1)
 
     def mask(self, op: str, values: tuple[str | float, ...]) -> np.ndarray:
@@ -95,7 +97,20 @@ class Column:
         return out
 
 
+_TEXT_OPS = {
+    "=": operator.eq,
+    "in": operator.eq,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
+
+
 def _apply(op: str, array: np.ndarray, value: Any) -> np.ndarray:
+    if array.dtype == object:  # the distinct texts, compared in Python: a numpy str scalar drops trailing NULs
+        compare = _TEXT_OPS[op]
+        return np.fromiter((compare(text, value) for text in array), dtype=bool, count=len(array))
     if op in ("=", "in"):
         return array == value
     return {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal}[op](array, value)
