@@ -39,8 +39,10 @@ def main(llm: bool | None = None) -> int:
         f"index {index.path}"
     )
     pipeline, reader = _default_pipeline(console, index)
-    shown = Table(title="One question of each type, asked as its user of the default pipeline: sources "
-                  "(✓ gold document), answer, grade and why")  # fmt: skip
+    shown = Table(
+        title="One question of each type, asked as its user of the default pipeline: sources "
+        "(✓ gold document), answer, grade and why"
+    )
     for column in ("type", "question (user's groups)", "top 3 sources", f"{reader} answer [cited source]", "grade"):
         shown.add_column(column, overflow="fold")
     for qtype in dict.fromkeys(q.type for q in corpus.questions):
@@ -79,8 +81,10 @@ def main(llm: bool | None = None) -> int:
 
     rows = chunking.run(corpus, contexts=("none", "breadcrumb"), retrievers=("bm25",))
     types = [t for t in rows[0]["by_type"] if t != "all"]
-    chunk_table = Table(title="Chunking (BM25): Hit@1 by type; split = evidence sentences no chunk holds whole, "
-                        "cut = evidence sentences some chunk holds only a part of")  # fmt: skip
+    chunk_table = Table(
+        title="Chunking (BM25): Hit@1 by type; split = evidence sentences no chunk holds whole, "
+        "cut = evidence sentences some chunk holds only a part of"
+    )
     for column in ("chunker", "context", "chunks", "split", "cut", *types, "all"):
         chunk_table.add_column(column, justify="left" if column in ("chunker", "context") else "right")
     for row in rows:

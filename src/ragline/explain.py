@@ -103,11 +103,18 @@ def bm25_explanation(
                 weight = float(stored) + absent
             else:
                 weight = absent
-            contributions.append({
-                "term": term, "field": fname, "field_weight": fweight, "tf": tf,
-                "df": int(scorer["df"][fname][gid]), "idf": term_idf, "tf_weight": weight,
-                "contribution": fweight * term_idf * weight,
-            })  # fmt: skip
+            contributions.append(
+                {
+                    "term": term,
+                    "field": fname,
+                    "field_weight": fweight,
+                    "tf": tf,
+                    "df": int(scorer["df"][fname][gid]),
+                    "idf": term_idf,
+                    "tf_weight": weight,
+                    "contribution": fweight * term_idf * weight,
+                }
+            )
     constant = sum(w * absent * float(scorer["idf"][f][gids].sum()) for f, w in index.settings.fields.items())
     exact = float(sum(c["contribution"] for c in contributions))
     # Search takes a row as a candidate only when its accumulated buffer is positive.
@@ -151,8 +158,13 @@ def explain(
     lexical = bm25_explanation(index, query, doc_id, params, principal)
     bm25_run = index.search_ids(query, depth, filter, params)
     lexical["rank"] = _rank_of(bm25_run, doc_id)
-    out: dict[str, Any] = {"query": query, "doc_id": doc_id, "depth": depth, "bm25": lexical,
-                           "filter": filter_text(filter)}  # fmt: skip
+    out: dict[str, Any] = {
+        "query": query,
+        "doc_id": doc_id,
+        "depth": depth,
+        "bm25": lexical,
+        "filter": filter_text(filter),
+    }
     vectors = index.segments[si].vectors
     if vectors is None:
         out["dense"] = None

@@ -164,8 +164,9 @@ def folder_status(
     loaded = load_source(path, max_bytes, follow_links)
     units = chunk_like_index(index, loaded.documents)
     one_file = path.is_file() and path.suffix != ".jsonl"
-    report = compare_documents(index, units, prune=not one_file, keep=loaded.keep,
-                               text_only=index.settings.context in ("llm", "late"))  # fmt: skip
+    report = compare_documents(
+        index, units, prune=not one_file, keep=loaded.keep, text_only=index.settings.context in ("llm", "late")
+    )
     if config is not None:
         report.drift = pipeline_drift(index, config)
     return report
@@ -284,8 +285,9 @@ def _stale_file(
         return [StaleSource(d, str(path), "changed") for d in sorted(docs)]
     units = [u for u in chunk_like_index(index, loaded) if document_id_of(u.id) in docs]
     wanted = {i for i in index.id_map() if document_id_of(i) in docs}
-    sub = compare_documents(_Subset(index, wanted), units, prune=True,
-                            text_only=index.settings.context in ("llm", "late"))  # fmt: skip
+    sub = compare_documents(
+        _Subset(index, wanted), units, prune=True, text_only=index.settings.context in ("llm", "late")
+    )
     changed = {d.doc_id for d in sub.documents if d.status != "unreadable"}
     if not changed and not any(d.status == "unreadable" for d in sub.documents):
         verified.remember(path)

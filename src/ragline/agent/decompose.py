@@ -31,8 +31,14 @@ PREPOSITIONS = {"to", "in", "on", "at", "from", "near", "of"}
 QUESTION_WORDS = {"who", "what", "which", "where", "when", "how", "why", "whom", "whose", "in", "at", "on"}
 # lowercase words that may join the parts of a name ("Haymo of Faversham", "Bank of the West")
 NAME_JOINERS = {"of", "the", "de", "la", "von", "van", "del", "da", "and", "&"}
-ADJECTIVE_LINKS = {("responsible", "for"), ("known", "for"), ("famous", "for"), ("located", "in"),
-                   ("based", "in"), ("named", "after")}  # fmt: skip
+ADJECTIVE_LINKS = {
+    ("responsible", "for"),
+    ("known", "for"),
+    ("famous", "for"),
+    ("located", "in"),
+    ("based", "in"),
+    ("named", "after"),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,8 +113,13 @@ def _clause(text: str) -> tuple[int, int, str, str] | None:
         if end is None:
             continue
         # a trailing "to the south" belongs to the clause ("borders X to the south")
-        if end + 3 < len(tokens) and words[end + 1] in PREPOSITIONS and words[end + 2] in DETERMINERS \
-                and tokens[end + 3][0].isalpha() and tokens[end + 3][0].islower():  # fmt: skip
+        if (
+            end + 3 < len(tokens)
+            and words[end + 1] in PREPOSITIONS
+            and words[end + 2] in DETERMINERS
+            and tokens[end + 3][0].isalpha()
+            and tokens[end + 3][0].islower()
+        ):
             end += 3
         head_at = i - 1
         start_at = head_at
@@ -200,8 +211,12 @@ def _names(sentence: str, head_terms: set[str], analyze: Callable[[str], list[st
             nxt = tokens[j + 1][0]
             if is_name_token(nxt) and nxt[0].isalnum():
                 j += 1
-            elif nxt.lower() in NAME_JOINERS and j + 2 < len(tokens) and is_name_token(tokens[j + 2][0]) \
-                    and tokens[j + 2][0][0].isalnum():  # fmt: skip
+            elif (
+                nxt.lower() in NAME_JOINERS
+                and j + 2 < len(tokens)
+                and is_name_token(tokens[j + 2][0])
+                and tokens[j + 2][0][0].isalnum()
+            ):
                 j += 2
             else:
                 break

@@ -150,8 +150,10 @@ class MultiHopAgent:
         self.index, self.settings, self.llm = index, settings, llm
         usable = [s for s in settings.ladder if not needs_embeddings([s]) or index.settings.embedder]
         if not usable:
-            raise ConfigError(f"agent: every ladder retriever ({', '.join(settings.ladder)}) needs embeddings; "
-                              "index with an embedder or put bm25 on the ladder")  # fmt: skip
+            raise ConfigError(
+                f"agent: every ladder retriever ({', '.join(settings.ladder)}) needs embeddings; "
+                "index with an embedder or put bm25 on the ladder"
+            )
         self.rungs: list[tuple[str, Any, Any]] = [(s, build_retriever(s, index), None) for s in usable]
         if settings.reranker:
             reranker = build("reranker", settings.reranker, index=index, llm=llm)
@@ -198,8 +200,12 @@ class MultiHopAgent:
             # word for hop 1, and later hops go on interleaved (title links, then question + bridge).
             # The first clause still names the kind of bridge, and the last is what the reader is asked.
             clauses, hops = hops, [Hop(question, hops[0].head)]
-        trace.step("decompose", thought=" -> ".join(h.text for h in hops), action=self.decomposer.name,
-                   cost=Cost(model_calls=calls, tokens=calls * approx_tokens(question)))  # fmt: skip
+        trace.step(
+            "decompose",
+            thought=" -> ".join(h.text for h in hops),
+            action=self.decomposer.name,
+            cost=Cost(model_calls=calls, tokens=calls * approx_tokens(question)),
+        )
         evidence: list[Hit] = []
         per_hop: list[list[Hit]] = []
         seen: set[str] = set()
@@ -233,8 +239,15 @@ class MultiHopAgent:
             verified: Bridge | None = None
             if len(linked) < k:
                 hits, grade, capped, verified = self._retrieve_hop(
-                    asked, hop_n, filter, seen | {document_id(h) for h in linked}, k - len(linked), trace,
-                    linked, hop.head if checked else None)  # fmt: skip
+                    asked,
+                    hop_n,
+                    filter,
+                    seen | {document_id(h) for h in linked},
+                    k - len(linked),
+                    trace,
+                    linked,
+                    hop.head if checked else None,
+                )
             else:
                 hits, capped = linked, ""
                 verified = self._checked_bridge(asked, hop.head, hits, hop_n, trace) if checked else None
@@ -244,8 +257,10 @@ class MultiHopAgent:
                 stop = capped
                 break
             if grade < s.threshold and s.policy == "abstain":
-                stop = f"hop {hop_n + 1}: best grade {grade:.3f} stayed below the threshold {s.threshold} " \
-                       f"after {s.retries} retries (policy: abstain)"  # fmt: skip
+                stop = (
+                    f"hop {hop_n + 1}: best grade {grade:.3f} stayed below the threshold {s.threshold} "
+                    f"after {s.retries} retries (policy: abstain)"
+                )
                 trace.stop_reason = stop
                 trace.step("stop", hop=hop_n + 1, observation=stop)
                 return self._abstain(stop, trace), build_context(_renumber(per_hop), s.budget)
@@ -258,8 +273,13 @@ class MultiHopAgent:
                 # unsupported_bridge=question: the chain's bridge is unconfirmed, so its later clauses cannot be
                 # filled in. Go on as a question that does not decompose (interleaved hops from the whole question,
                 # title links first) and let the reader judge all the evidence.
-                trace.step("check", hop=hop_n + 1, query=asked, thought="no supported bridge",
-                           observation="continue from the whole question")  # fmt: skip
+                trace.step(
+                    "check",
+                    hop=hop_n + 1,
+                    query=asked,
+                    thought="no supported bridge",
+                    observation="continue from the whole question",
+                )
                 clauses, hops, checked = [], [Hop(question, hops[0].head)], False
             evidence += hits
             per_hop.append(hits)
@@ -275,8 +295,12 @@ class MultiHopAgent:
                 bridges += [bridge] if bridge else []
                 links = self._linked_titles(hits, seen) if s.title_links else []
                 if links:
-                    trace.step("links", hop=hop_n, thought="titles of other documents the hop's passages name",
-                               observation=", ".join(links[:5]))  # fmt: skip
+                    trace.step(
+                        "links",
+                        hop=hop_n,
+                        thought="titles of other documents the hop's passages name",
+                        observation=", ".join(links[:5]),
+                    )
                 shown = ", ".join(f"{b.name} ({b.score:.2f})" for b in found[:3]) or "none"
                 trace.step("bridge", hop=hop_n, thought=f"candidates: {shown}", observation=bridge or "none")
         else:
@@ -294,8 +318,13 @@ class MultiHopAgent:
             answer = self.reader.read(read_as, context)
             if not answer.abstained:
                 break
-        trace.step("read", query=read_as, action=self.reader.name, observation=answer.text or "(abstained)",
-                   cost=Cost(tokens=context.tokens))  # fmt: skip
+        trace.step(
+            "read",
+            query=read_as,
+            action=self.reader.name,
+            observation=answer.text or "(abstained)",
+            cost=Cost(tokens=context.tokens),
+        )
         trace.stop_reason = stop
         trace.total.seconds = round(trace.elapsed(), 4)
         answer.details["trace"] = trace.to_dict()
@@ -336,16 +365,26 @@ class MultiHopAgent:
             grades = self.grader.grade(query, hits) if hits else []
             grade = max(grades, default=0.0)
             kind = "retrieve" if attempt == 0 else "escalate"
-            trace.step(kind, hop=hop_n + 1, query=text, retriever=name, hits=hits, grade=grade,
-                       thought=why,
-                       cost=Cost(retrievals=1, seconds=round(time.perf_counter() - started, 4)))  # fmt: skip
+            trace.step(
+                kind,
+                hop=hop_n + 1,
+                query=text,
+                retriever=name,
+                hits=hits,
+                grade=grade,
+                thought=why,
+                cost=Cost(retrievals=1, seconds=round(time.perf_counter() - started, 4)),
+            )
             verified = self._checked_bridge(query, head, linked + hits, hop_n, trace) if head is not None else None
             if (head is None or verified is not None, grade) > (head is None or best[2] is not None, best[1]):
                 best = (linked + hits, grade, verified)
             if grade >= s.threshold and (head is None or verified is not None):
                 break
-            why = f"previous grade below {s.threshold}" if grade < s.threshold else \
-                "no previous passage supports an answer (hop check)"  # fmt: skip
+            why = (
+                f"previous grade below {s.threshold}"
+                if grade < s.threshold
+                else "no previous passage supports an answer (hop check)"
+            )
         return best[0], max(best[1], 0.0), "", best[2]
 
     def _checked_bridge(self, asked: str, head: str | None, hits: list[Hit], hop_n: int, trace: Trace) -> Bridge | None:
@@ -363,13 +402,19 @@ class MultiHopAgent:
         for candidate in found:
             holders = [h for h in whole if candidate.name in h.text]
             if any(self.check(claim, candidate.name, h.text, h.title) for h in holders):
-                trace.step("check", hop=hop_n + 1, query=asked, thought="is the bridge supported by its sentence?",
-                           observation=f"supported: {candidate.name}")  # fmt: skip
+                trace.step(
+                    "check",
+                    hop=hop_n + 1,
+                    query=asked,
+                    thought="is the bridge supported by its sentence?",
+                    observation=f"supported: {candidate.name}",
+                )
                 return candidate
         if found:
             verdict = "rejected: " + ", ".join(b.name for b in found[:3])
-        trace.step("check", hop=hop_n + 1, query=asked, thought="is the bridge supported by its sentence?",
-                   observation=verdict)  # fmt: skip
+        trace.step(
+            "check", hop=hop_n + 1, query=asked, thought="is the bridge supported by its sentence?", observation=verdict
+        )
         return None
 
     def _linked_titles(self, hits: list[Hit], seen: set[str]) -> list[str]:
@@ -397,9 +442,15 @@ class MultiHopAgent:
                 break
             started = time.perf_counter()
             found = [h for h in retriever.search(title, self.settings.depth, filter) if document_id(h) not in have][:1]
-            trace.step("follow", hop=hop_n + 1, query=title, retriever=name, hits=found,
-                       thought="follow a title the previous hop named",
-                       cost=Cost(retrievals=1, seconds=round(time.perf_counter() - started, 4)))  # fmt: skip
+            trace.step(
+                "follow",
+                hop=hop_n + 1,
+                query=title,
+                retriever=name,
+                hits=found,
+                thought="follow a title the previous hop named",
+                cost=Cost(retrievals=1, seconds=round(time.perf_counter() - started, 4)),
+            )
             taken += found
             have |= {document_id(h) for h in found}
         return taken

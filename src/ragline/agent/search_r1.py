@@ -127,15 +127,26 @@ class SearchR1Reader:
             hits = search(question)
             searches += 1
             read.update((h.doc_id, h) for h in hits)
-            messages += [{"role": "assistant", "content": f"<search> {question} </search>"},
-                         {"role": "user", "content": self._information(hits)}]  # fmt: skip
-            trace.step("retrieve", thought="the first search is the question (first_search)", query=question,
-                       retriever=s.retriever, hits=hits, cost=Cost(retrievals=1))  # fmt: skip
+            messages += [
+                {"role": "assistant", "content": f"<search> {question} </search>"},
+                {"role": "user", "content": self._information(hits)},
+            ]
+            trace.step(
+                "retrieve",
+                thought="the first search is the question (first_search)",
+                query=question,
+                retriever=s.retriever,
+                hits=hits,
+                cost=Cost(retrievals=1),
+            )
         stop = ""
         while answer is None:
             if searches >= s.max_turns or generated >= s.max_tokens:
-                stop = f"search cap of {s.max_turns} reached" if searches >= s.max_turns else \
-                    f"token cap of {s.max_tokens} reached"  # fmt: skip
+                stop = (
+                    f"search cap of {s.max_turns} reached"
+                    if searches >= s.max_turns
+                    else f"token cap of {s.max_tokens} reached"
+                )
                 messages.append({"role": "user", "content": FINAL})
             budget = max(1, min(s.turn_tokens, s.max_tokens - generated)) if not stop else s.turn_tokens
             started = time.perf_counter()
@@ -151,25 +162,41 @@ class SearchR1Reader:
             query = None if answer is not None else last_tag(_SEARCH, reply)
             thought = (re.findall(r"<think>(.*?)(?:</think>|$)", reply, re.DOTALL) or [""])[-1].strip()
             if answer is not None or stop:
-                trace.step("answer", thought=thought, observation=answer or "(no answer)",
-                           cost=Cost(model_calls=1, tokens=tokens))  # fmt: skip
+                trace.step(
+                    "answer",
+                    thought=thought,
+                    observation=answer or "(no answer)",
+                    cost=Cost(model_calls=1, tokens=tokens),
+                )
                 break
             if query is None or not query:
-                note = "no <search> or <answer> in the reply: search with <search> query </search> or answer " \
-                       "with <answer> answer </answer>"  # fmt: skip
+                note = (
+                    "no <search> or <answer> in the reply: search with <search> query </search> or answer "
+                    "with <answer> answer </answer>"
+                )
                 messages.append({"role": "user", "content": note})
                 searches += 1  # a malformed turn counts against the cap: a model that never complies stops
-                trace.step("action", thought=thought, action="(malformed)", observation=note,
-                           cost=Cost(model_calls=1, tokens=tokens))  # fmt: skip
+                trace.step(
+                    "action",
+                    thought=thought,
+                    action="(malformed)",
+                    observation=note,
+                    cost=Cost(model_calls=1, tokens=tokens),
+                )
                 continue
             hits = search(query)
             searches += 1
             for hit in hits:
                 read.setdefault(hit.doc_id, hit)
             messages.append({"role": "user", "content": self._information(hits)})
-            trace.step("retrieve", thought=thought, query=query, retriever=s.retriever, hits=hits,
-                       cost=Cost(model_calls=1, retrievals=1, tokens=tokens,
-                                 seconds=round(time.perf_counter() - started, 4)))  # fmt: skip
+            trace.step(
+                "retrieve",
+                thought=thought,
+                query=query,
+                retriever=s.retriever,
+                hits=hits,
+                cost=Cost(model_calls=1, retrievals=1, tokens=tokens, seconds=round(time.perf_counter() - started, 4)),
+            )
         context = build_context(
             [Hit(h.doc_id, h.score, i, h.title, h.text, h.metadata, h.parent) for i, h in enumerate(read.values(), 1)],
             budget=100_000,
@@ -202,8 +229,9 @@ class SearchR1Reader:
         wanted = normalize_answer(answer)
         holding = [s for s in context.sources if wanted and wanted in normalize_answer(s.hit.text)]
         chosen = supported or holding
-        return [Citation(s.n, document_id(s.hit), s.hit.doc_id, s.hit.title, s.hit.text, bool(supported))
-                for s in chosen]  # fmt: skip
+        return [
+            Citation(s.n, document_id(s.hit), s.hit.doc_id, s.hit.title, s.hit.text, bool(supported)) for s in chosen
+        ]
 
     # -- the reader interface ---------------------------------------------------------------------
     def read(self, question: str, context: Context) -> Answer:

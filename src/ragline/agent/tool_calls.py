@@ -29,11 +29,14 @@ from ragline.models.llm.json_schema import JSONReplyError, check_value
 # tool -> (description, its one argument's name, that argument's schema)
 TOOL_SPECS: dict[str, tuple[str, str, dict[str, Any]]] = {
     "search": ("Find passages in the document collection.", "query", {"type": "string", "maxLength": 300}),
-    "lookup": ("Open a document by its id (as a search result names it).", "doc_id",
-               {"type": "string", "maxLength": 200}),
+    "lookup": (
+        "Open a document by its id (as a search result names it).",
+        "doc_id",
+        {"type": "string", "maxLength": 200},
+    ),
     "calculate": ("Compute arithmetic: + - * / ** %, parentheses.", "expression", {"type": "string", "maxLength": 200}),
     "finish": ("Give the final answer.", "answer", {"type": "string", "maxLength": 500}),
-}  # fmt: skip
+}
 TOOLS = tuple(TOOL_SPECS)
 
 SYSTEM = (

@@ -71,8 +71,15 @@ class ToolAgent:
 
     name = "react"
 
-    def __init__(self, index: Any, policy: Policy, retriever: str = "bm25", k: int = 3, max_steps: int = 6,
-                 snippet_chars: int = 400) -> None:  # fmt: skip
+    def __init__(
+        self,
+        index: Any,
+        policy: Policy,
+        retriever: str = "bm25",
+        k: int = 3,
+        max_steps: int = 6,
+        snippet_chars: int = 400,
+    ) -> None:
         self.index, self.policy, self.k, self.max_steps = index, policy, k, max_steps
         self.retriever, self.retriever_spec = build_retriever(retriever, index), retriever
         self.snippet_chars = snippet_chars
@@ -110,19 +117,28 @@ class ToolAgent:
                 trace.step("action", thought=thought, action=f"finish[{argument}]", cost=cost)
                 trace.stop_reason = "finished"
                 trace.total.seconds = round(trace.elapsed(), 4)
-                return Answer(argument, not argument, list(cited.values()), reader=self.name,
-                              details={"trace": trace.to_dict()})  # fmt: skip
+                return Answer(
+                    argument, not argument, list(cited.values()), reader=self.name, details={"trace": trace.to_dict()}
+                )
             observation, hits = self._call(tool, argument, filter, cited)
             cost.retrievals = int(tool in ("search", "lookup"))
             cost.seconds = round(time.perf_counter() - started, 4)
-            trace.step("action", thought=thought, action=f"{tool}[{argument}]", query=argument if tool == "search"
-                       else "", retriever=self.retriever_spec if tool == "search" else "", hits=hits,
-                       observation=observation[:200], cost=cost)  # fmt: skip
+            trace.step(
+                "action",
+                thought=thought,
+                action=f"{tool}[{argument}]",
+                query=argument if tool == "search" else "",
+                retriever=self.retriever_spec if tool == "search" else "",
+                hits=hits,
+                observation=observation[:200],
+                cost=cost,
+            )
             transcript.append({"reply": reply, "observation": observation})
         trace.stop_reason = reason
         trace.total.seconds = round(trace.elapsed(), 4)
-        return Answer("", True, list(cited.values()), reader=self.name,
-                      details={"reason": reason, "trace": trace.to_dict()})  # fmt: skip
+        return Answer(
+            "", True, list(cited.values()), reader=self.name, details={"reason": reason, "trace": trace.to_dict()}
+        )
 
     def _call(self, tool: str, argument: str, filter: FilterLike, cited: dict[str, Citation]) -> tuple[str, list]:
         try:

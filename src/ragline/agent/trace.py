@@ -76,14 +76,22 @@ class Trace:
         return time.perf_counter() - self.started
 
     def to_dict(self) -> dict[str, Any]:
-        return {"question": self.question, "stop_reason": self.stop_reason, "cost": asdict(self.total),
-                "steps": [s.to_dict() for s in self.steps]}  # fmt: skip
+        return {
+            "question": self.question,
+            "stop_reason": self.stop_reason,
+            "cost": asdict(self.total),
+            "steps": [s.to_dict() for s in self.steps],
+        }
 
     def to_jsonl(self) -> str:
         """One JSON object per step (each with the question), then the summary line."""
         lines = [json.dumps({"question": self.question, **s.to_dict()}, ensure_ascii=False) for s in self.steps]
-        summary = {"question": self.question, "kind": "summary", "stop_reason": self.stop_reason,
-                   "cost": asdict(self.total)}  # fmt: skip
+        summary = {
+            "question": self.question,
+            "kind": "summary",
+            "stop_reason": self.stop_reason,
+            "cost": asdict(self.total),
+        }
         return "\n".join([*lines, json.dumps(summary, ensure_ascii=False)]) + "\n"
 
     def write(self, path: str | Path) -> None:

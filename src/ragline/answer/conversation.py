@@ -37,8 +37,19 @@ from ragline.errors import InputError, ModelError
 
 METHODS = ("rules", "llm")
 MAX_HISTORY_TURNS = 20  # user turns read back; older ones rarely carry what a follow-up leans on
-_PRONOUNS = {"it": "", "its": "'s", "they": "", "them": "", "their": "'s", "there": "", "he": "", "she": "",
-             "his": "'s", "her": "'s", "him": ""}  # fmt: skip
+_PRONOUNS = {
+    "it": "",
+    "its": "'s",
+    "they": "",
+    "them": "",
+    "their": "'s",
+    "there": "",
+    "he": "",
+    "she": "",
+    "his": "'s",
+    "her": "'s",
+    "him": "",
+}
 _ANAPHOR = re.compile(r"\b(?:that|this|the same|these|those)\s+([a-z][a-z-]*)\b", re.IGNORECASE)
 _PRONOUN = re.compile(r"\b(" + "|".join(_PRONOUNS) + r")\b", re.IGNORECASE)
 _ELLIPSIS = re.compile(

@@ -205,14 +205,24 @@ class ExtractiveReader:
                     break
             if chosen is None:
                 first = self._verdict(question, best)
-                details.update(reason="no span above the threshold lies in a sentence that answers the question",
-                               score=best.score, candidate=best.text, coverage=first.coverage)  # fmt: skip
+                details.update(
+                    reason="no span above the threshold lies in a sentence that answers the question",
+                    score=best.score,
+                    candidate=best.text,
+                    coverage=first.coverage,
+                )
                 return Answer("", True, [], self.name, details)
             details.update(coverage=verdict.coverage, support=verdict.reason)  # type: ignore[union-attr]
         assert chosen is not None  # best, past the early return; a checked candidate, past the second
         # The span is a substring of the chunk; ``supported`` says whether its sentence answers the question.
-        citation = Citation(chosen.n, document_id(chosen.hit), chosen.hit.doc_id, chosen.hit.title, chosen.hit.text,
-                            verdict.supported if verdict is not None else True)  # fmt: skip
+        citation = Citation(
+            chosen.n,
+            document_id(chosen.hit),
+            chosen.hit.doc_id,
+            chosen.hit.title,
+            chosen.hit.text,
+            verdict.supported if verdict is not None else True,
+        )
         details.update(
             score=chosen.score,
             sentence=chosen.sentence,
@@ -324,8 +334,12 @@ class ExtractiveReader:
                 if names_asked:
                     features["fit"] = max(features["fit"], TABLE_FIT)
                     features.update(proximity=1.0, adjacent=1.0 if info.head in header_stems else 0.8)
-                mixed = (W_OVERLAP * features["overlap"] + W_PROXIMITY * features["proximity"]
-                         + W_ADJACENT * features["adjacent"] + W_RANK * features["rank_prior"])  # fmt: skip
+                mixed = (
+                    W_OVERLAP * features["overlap"]
+                    + W_PROXIMITY * features["proximity"]
+                    + W_ADJACENT * features["adjacent"]
+                    + W_RANK * features["rank_prior"]
+                )
                 candidate.score = round(features["fit"] * mixed * features["version"], 6)
                 candidate.sentence = f"{row_text} | {header}: {cell}"
                 out.append(candidate)

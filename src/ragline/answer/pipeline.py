@@ -130,8 +130,10 @@ class LLMReader(Reader):
         short: str = "auto",
     ) -> None:
         if output not in OUTPUTS or short not in SHORT_MODES:
-            raise ConfigError(f"reader llm: output must be one of {', '.join(OUTPUTS)} and short one of "
-                              f"{', '.join(SHORT_MODES)}; got output={output!r}, short={short!r}")  # fmt: skip
+            raise ConfigError(
+                f"reader llm: output must be one of {', '.join(OUTPUTS)} and short one of "
+                f"{', '.join(SHORT_MODES)}; got output={output!r}, short={short!r}"
+            )
         if llm is None:
             from ragline.models.llm import CachedLLM, load_llm
 
@@ -150,8 +152,9 @@ class LLMReader(Reader):
             return None
         try:
             kind = self._kind(question)
-            return read_constrained(self.llm, question, context, self.max_tokens, kind, self.llm.id,
-                                    **self._scope(context))  # fmt: skip
+            return read_constrained(
+                self.llm, question, context, self.max_tokens, kind, self.llm.id, **self._scope(context)
+            )
         except StructuredOutputUnsupported:
             self._constrained = False
             return None
@@ -178,8 +181,9 @@ class LLMReader(Reader):
 
             kind = self._kind(question)
             try:  # a server that refuses the schema does so before the first piece
-                yield from stream_constrained(self.llm, question, context, self.max_tokens, kind, self.llm.id,
-                                              **self._scope(context))  # fmt: skip
+                yield from stream_constrained(
+                    self.llm, question, context, self.max_tokens, kind, self.llm.id, **self._scope(context)
+                )
                 return
             except StructuredOutputUnsupported:
                 self._constrained = False
@@ -193,8 +197,13 @@ class LLMReader(Reader):
         yield answer_from_response("".join(pieces), context, reader=self.llm.id, question=question)
 
     def config(self) -> dict[str, Any]:
-        return {"name": self.name, "model": self.llm.id, "max_tokens": self.max_tokens, "output": self.output,
-                "short": self.short}  # fmt: skip
+        return {
+            "name": self.name,
+            "model": self.llm.id,
+            "max_tokens": self.max_tokens,
+            "output": self.output,
+            "short": self.short,
+        }
 
 
 def build_reader(spec: str | Mapping[str, Any], llm: LLMLike | None = None) -> Reader:

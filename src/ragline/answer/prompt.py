@@ -160,7 +160,7 @@ def answer_schema(sources: int, kind: str = FULL) -> dict[str, Any]:
                 "items": {"type": "integer", "enum": numbers},
                 "minItems": 1,
                 "maxItems": len(numbers),
-            },  # fmt: skip
+            },
         },
         "required": ["answer", "sources"],
         "additionalProperties": False,

@@ -175,8 +175,12 @@ class SpanReader:
         if max_length is not None and stride is not None and stride >= max_length // 2:
             raise ConfigError(f"span reader stride {stride} must be under half of max_length {max_length}")
         self.model, self.top_k, self.yes_no = model, top_k, yes_no
-        self.given = {"threshold": threshold, "max_length": max_length, "stride": stride,
-                      "max_answer_tokens": max_answer_tokens}  # fmt: skip
+        self.given = {
+            "threshold": threshold,
+            "max_length": max_length,
+            "stride": stride,
+            "max_answer_tokens": max_answer_tokens,
+        }
 
     def config(self) -> dict[str, Any]:
         return {"name": self.name, "model": self.model, "top_k": self.top_k, **self.given, "yes_no": self.yes_no}
@@ -186,20 +190,32 @@ class SpanReader:
         if self.model not in _LOADED:
             _LOADED[self.model] = load_span_model(self.model)
         network, tokenizer, stored = _LOADED[self.model]
-        defaults = {"threshold": 0.0, "max_length": DEFAULT_MAX_LENGTH, "stride": DEFAULT_STRIDE,
-                    "max_answer_tokens": DEFAULT_MAX_TOKENS}  # fmt: skip
+        defaults = {
+            "threshold": 0.0,
+            "max_length": DEFAULT_MAX_LENGTH,
+            "stride": DEFAULT_STRIDE,
+            "max_answer_tokens": DEFAULT_MAX_TOKENS,
+        }
         chosen = {k: v if v is not None else stored.get(k, defaults[k]) for k, v in self.given.items()}
         if chosen["stride"] >= chosen["max_length"] // 2:
-            raise ConfigError(f"span reader stride {chosen['stride']} must be under half of max_length "
-                              f"{chosen['max_length']}")  # fmt: skip
+            raise ConfigError(
+                f"span reader stride {chosen['stride']} must be under half of max_length {chosen['max_length']}"
+            )
         return network, tokenizer, chosen
 
     def read(self, question: str, context: Context) -> Answer:
         network, tokenizer, chosen = self.settings()
         sources = list(context.sources[: self.top_k])
         passages = [source.text for source in sources]
-        choice = read_spans(network, tokenizer, question, passages, int(chosen["max_length"]), int(chosen["stride"]),
-                            int(chosen["max_answer_tokens"]))  # fmt: skip
+        choice = read_spans(
+            network,
+            tokenizer,
+            question,
+            passages,
+            int(chosen["max_length"]),
+            int(chosen["stride"]),
+            int(chosen["max_answer_tokens"]),
+        )
         threshold = float(chosen["threshold"])
         details: dict[str, Any] = {"threshold": threshold, "score": choice.score, "null": choice.null}
         if choice.passage is None or choice.margin > threshold:

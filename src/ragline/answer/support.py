@@ -62,18 +62,69 @@ QUESTION_WORDS = (
 # English irregular past tenses and participles -> the base verb ("Peranos is led by" answers "Who leads
 # Peranos?"). Forms that are also common words of another sense ("found", "left", "saw", "rose") are left out.
 IRREGULAR_PAST = {
-    "led": "lead", "won": "win", "wrote": "write", "written": "write", "made": "make", "built": "build",
-    "held": "hold", "began": "begin", "begun": "begin", "bought": "buy", "brought": "bring", "chose": "choose",
-    "chosen": "choose", "drew": "draw", "drawn": "draw", "drove": "drive", "driven": "drive", "fought": "fight",
-    "gave": "give", "given": "give", "grew": "grow", "grown": "grow", "kept": "keep", "knew": "know",
-    "known": "know", "lost": "lose", "met": "meet", "paid": "pay", "ran": "run", "said": "say", "sold": "sell",
-    "sent": "send", "spoke": "speak", "spoken": "speak", "stood": "stand", "taught": "teach", "told": "tell",
-    "took": "take", "taken": "take", "thought": "think", "threw": "throw", "thrown": "throw", "became": "become",
-    "came": "come", "flew": "fly", "flown": "fly", "sang": "sing", "sung": "sing",
-    "struck": "strike", "sought": "seek", "spent": "spend", "wore": "wear",
-    "worn": "wear", "ate": "eat", "eaten": "eat", "fed": "feed", "hid": "hide",
-    "hidden": "hide", "shot": "shoot", "swore": "swear", "sworn": "swear", "understood": "understand",
-}  # fmt: skip
+    "led": "lead",
+    "won": "win",
+    "wrote": "write",
+    "written": "write",
+    "made": "make",
+    "built": "build",
+    "held": "hold",
+    "began": "begin",
+    "begun": "begin",
+    "bought": "buy",
+    "brought": "bring",
+    "chose": "choose",
+    "chosen": "choose",
+    "drew": "draw",
+    "drawn": "draw",
+    "drove": "drive",
+    "driven": "drive",
+    "fought": "fight",
+    "gave": "give",
+    "given": "give",
+    "grew": "grow",
+    "grown": "grow",
+    "kept": "keep",
+    "knew": "know",
+    "known": "know",
+    "lost": "lose",
+    "met": "meet",
+    "paid": "pay",
+    "ran": "run",
+    "said": "say",
+    "sold": "sell",
+    "sent": "send",
+    "spoke": "speak",
+    "spoken": "speak",
+    "stood": "stand",
+    "taught": "teach",
+    "told": "tell",
+    "took": "take",
+    "taken": "take",
+    "thought": "think",
+    "threw": "throw",
+    "thrown": "throw",
+    "became": "become",
+    "came": "come",
+    "flew": "fly",
+    "flown": "fly",
+    "sang": "sing",
+    "sung": "sing",
+    "struck": "strike",
+    "sought": "seek",
+    "spent": "spend",
+    "wore": "wear",
+    "worn": "wear",
+    "ate": "eat",
+    "eaten": "eat",
+    "fed": "feed",
+    "hid": "hide",
+    "hidden": "hide",
+    "shot": "shoot",
+    "swore": "swear",
+    "sworn": "swear",
+    "understood": "understand",
+}
 # "In which year ...": the noun names the answer's type, as "when" does; the answer (1723) is what covers it.
 _TYPE_PHRASE = re.compile(r"\b(?:in\s+)?(?:which|what)\s+year\b", re.IGNORECASE)
 
@@ -183,13 +234,20 @@ class SupportCheck:
         self.neighbours = neighbours
         self.analyzer = get_analyzer(analyzer)
         self._ignore = set(self.analyzer(QUESTION_WORDS))
-        self._base = {self.analyzer(past)[0]: self.analyzer(base)[0] for past, base in IRREGULAR_PAST.items()
-                      if self.analyzer(past) and self.analyzer(base)}  # fmt: skip
+        self._base = {
+            self.analyzer(past)[0]: self.analyzer(base)[0]
+            for past, base in IRREGULAR_PAST.items()
+            if self.analyzer(past) and self.analyzer(base)
+        }
 
     def config(self) -> dict[str, float | int | str]:
-        return {"min_coverage": self.min_coverage, "entity_coverage": self.entity_coverage,
-                "literal_coverage": self.literal_coverage,
-                "neighbours": self.neighbours, "analyzer": self.analyzer.name}  # fmt: skip
+        return {
+            "min_coverage": self.min_coverage,
+            "entity_coverage": self.entity_coverage,
+            "literal_coverage": self.literal_coverage,
+            "neighbours": self.neighbours,
+            "analyzer": self.analyzer.name,
+        }
 
     def keys(self, question: str) -> QuestionKeys:
         """Content terms (stemmed, question words out) and entities of ``question``."""
@@ -255,8 +313,11 @@ class SupportCheck:
         if at is not None:
             columns = [row.column_of(at)]
         else:
-            columns = [j for j, (a, b) in enumerate(row.cells)
-                       if contains_answer_terms(answer, passage[a:b], self.analyzer, question)]  # fmt: skip
+            columns = [
+                j
+                for j, (a, b) in enumerate(row.cells)
+                if contains_answer_terms(answer, passage[a:b], self.analyzer, question)
+            ]
         # the first column's name names the row ("Team" for "| Negron | 20 |"), the answer's column its value
         columns = [0, *(j for j in columns if j)]
         header = [passage[slice(*row.header[j])] for j in columns if j is not None and j < len(row.header)]
@@ -277,8 +338,9 @@ class SupportCheck:
         elif entities == 1.0 and coverage >= self.entity_coverage:
             reason = "the answer's sentence names the question's entities"
         else:
-            return SupportVerdict(False, coverage, entities, literals, window, "the answer's sentence does not "
-                                  "carry the question")  # fmt: skip
+            return SupportVerdict(
+                False, coverage, entities, literals, window, "the answer's sentence does not carry the question"
+            )
         return SupportVerdict(True, coverage, entities, literals, window, reason)
 
     def word_forms(self, term: str) -> set[str]:

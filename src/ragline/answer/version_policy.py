@@ -76,8 +76,9 @@ class VersionPolicy:
             dated_later = None
         else:
             day = self.as_of or ""
-            hidden = graph.superseded(lambda successor: (graph.effective.get(successor) or "") <= day and
-                                      successor in graph.effective)  # fmt: skip
+            hidden = graph.superseded(
+                lambda successor: (graph.effective.get(successor) or "") <= day and successor in graph.effective
+            )
             dated_later = Compare("effective_date", ">", (day,))
         clauses: list[Node] = []
         if hidden:

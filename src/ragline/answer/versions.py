@@ -56,8 +56,13 @@ class Conflict:
     current: int | None = None  # the source of the newer version, for kind "version"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "sources": [self.a, self.b], "texts": [self.a_text, self.b_text],
-                "values": [list(self.a_values), list(self.b_values)], "current": self.current}  # fmt: skip
+        return {
+            "kind": self.kind,
+            "sources": [self.a, self.b],
+            "texts": [self.a_text, self.b_text],
+            "values": [list(self.a_values), list(self.b_values)],
+            "current": self.current,
+        }
 
     def describe(self) -> str:
         left, right = ", ".join(self.a_values), ", ".join(self.b_values)
@@ -164,8 +169,9 @@ def _stated(sentence: str, values: tuple[str, ...], other: tuple[str, ...]) -> s
     for value in [v for v in values if v not in other] or list(values):
         # a bare number takes the word after it as its unit ("6 months"); "$400", "15:00" stand alone
         unit = r"(?:\s+(?!(?:of|and|or|to|the|a|an|per|for|is|are|was|were|in|on|at|by|from|with)\b)[^\W\d_]+)?"
-        found = re.search(rf"(?<![\w.:,/-])([$€£]{re.escape(value)}|{re.escape(value)}(?![\w.:,/-]){unit})",
-                          sentence, re.IGNORECASE)  # fmt: skip
+        found = re.search(
+            rf"(?<![\w.:,/-])([$€£]{re.escape(value)}|{re.escape(value)}(?![\w.:,/-]){unit})", sentence, re.IGNORECASE
+        )
         phrases.append(found.group(1) if found else value)
     return ", ".join(dict.fromkeys(phrases))
 
@@ -181,11 +187,15 @@ def conflict_note(conflicts: list[Conflict], context: Context) -> str:
         if c.kind == "version":
             old, new = (c.b, c.a) if c.current == c.a else (c.a, c.b)
             old_v, new_v = (said_b, said_a) if old == c.b else (said_a, said_b)
-            parts.append(f"{_dated(context.source(old), old, 'older version')} states {old_v}; "
-                         f"{_dated(context.source(new), new, 'current')} states {new_v}")  # fmt: skip
+            parts.append(
+                f"{_dated(context.source(old), old, 'older version')} states {old_v}; "
+                f"{_dated(context.source(new), new, 'current')} states {new_v}"
+            )
         else:
-            parts.append(f"the sources disagree: [{c.a}] states {said_a}; [{c.b}] states {said_b} "
-                         "(no version metadata says which is current)")  # fmt: skip
+            parts.append(
+                f"the sources disagree: [{c.a}] states {said_a}; [{c.b}] states {said_b} "
+                "(no version metadata says which is current)"
+            )
     return "Note: " + "; ".join(dict.fromkeys(parts)) + "."
 
 
@@ -214,8 +224,9 @@ def with_both_versions(index: Any, context: Context, filter: FilterLike = None) 
     from ragline.answer.context import build_context
     from ragline.store.base import as_collection
 
-    best = next((s for s in context.sources if s.hit.metadata.get("superseded_by") or s.hit.metadata.get("supersedes")),
-                None)  # fmt: skip
+    best = next(
+        (s for s in context.sources if s.hit.metadata.get("superseded_by") or s.hit.metadata.get("supersedes")), None
+    )
     if best is None or index is None:
         return context
     graph = version_graph(index)
@@ -300,8 +311,13 @@ def tied_conflict_answer(question: str, context: Context, reader: str = "conflic
     text = f"The sources disagree and rank equally: {text}"
     cited = [n for n in dict.fromkeys(n for c in conflicts for n in (c.a, c.b))]
     citations = [Citation(s.n, s.doc_id, s.chunk_id, s.hit.title, s.text) for n in cited if (s := context.source(n))]
-    details = {"conflicts": [c.to_dict() for c in conflicts], "notes": [c.describe() for c in conflicts],
-               "note": text, "note_citations": cited, "tied": True}  # fmt: skip
+    details = {
+        "conflicts": [c.to_dict() for c in conflicts],
+        "notes": [c.describe() for c in conflicts],
+        "note": text,
+        "note_citations": cited,
+        "tied": True,
+    }
     return Answer(text, False, citations, reader=reader, details=details)
 
 
@@ -309,8 +325,11 @@ def about_answer(conflicts: list[Conflict], text: str) -> list[Conflict]:
     """The disagreements the answer takes a side in: a side's sentence holds the answer, else states a
     value the answer states; none when the answer states neither (the sources disagree on something else)."""
     said = " ".join(text.lower().split())
-    holding = [c for c in conflicts if said and (said in " ".join(c.a_text.lower().split())
-                                                or said in " ".join(c.b_text.lower().split()))]  # fmt: skip
+    holding = [
+        c
+        for c in conflicts
+        if said and (said in " ".join(c.a_text.lower().split()) or said in " ".join(c.b_text.lower().split()))
+    ]
     if holding:
         return holding
     values = set(_split(text)[1])

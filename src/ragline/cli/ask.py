@@ -59,15 +59,23 @@ def cmd_ask(args: argparse.Namespace) -> int:
         config = config.with_overrides(retrieve={"versions": versions_policy(args.versions)})
     builtin = store is None and location is None
     where = answered_from if not builtin else str(index.path)
-    provenance = make_provenance(config, index=where, builtin=builtin, filter=flt_text,
-                                 generation=index.generation)  # fmt: skip
+    provenance = make_provenance(config, index=where, builtin=builtin, filter=flt_text, generation=index.generation)
     if args.output != "json":
         stderr.print(Text(f"answered from {answered_from}", style="yellow" if builtin else "dim"))
     empty = empty_query_reason(args.question, index.settings.analyzer)
     if empty:  # no sources to read: the reader (maybe an LLM to load) is not needed
         if args.output == "json":
-            emit_json({"question": args.question, "answer": "", "abstained": True, "citations": [], "sources": [],
-                        "reason": empty, "provenance": provenance})  # fmt: skip
+            emit_json(
+                {
+                    "question": args.question,
+                    "answer": "",
+                    "abstained": True,
+                    "citations": [],
+                    "sources": [],
+                    "reason": empty,
+                    "provenance": provenance,
+                }
+            )
         else:
             Console().print(Text(f"no answer: {empty}", style="yellow"))
         return 0
@@ -81,25 +89,45 @@ def cmd_ask(args: argparse.Namespace) -> int:
     stale = stale_sources(index, [s.hit for s in context.sources if s.n in cited]) if check else []
     if args.output == "json":
         retrieved_by = pipeline.retriever_obj.config().get("name", str(config.retrieve.retriever))
-        emit_json({"question": args.question, "answer": answer.text, "abstained": answer.abstained,
-                    "citations": citations_json(answer.citations, context),
-                    "attributed": bool(answer.details.get("attributed")),
-                    "sources": [{"n": s.n, "doc_id": s.doc_id, "chunk_id": s.chunk_id, "title": s.hit.title,
-                                 "score": s.hit.score, "retriever": retrieved_by, "text": s.text,
-                                 **anchor_of(s.hit.metadata)}
-                                for s in context.sources],
-                    **({"trace": trace} if trace is not None else {}),
-                    "conflicts": answer.details.get("conflicts", []),
-                    "stale_sources": [x.to_dict() for x in stale],
-                    "provenance": {**provenance, **pipeline.config()}})  # fmt: skip
+        emit_json(
+            {
+                "question": args.question,
+                "answer": answer.text,
+                "abstained": answer.abstained,
+                "citations": citations_json(answer.citations, context),
+                "attributed": bool(answer.details.get("attributed")),
+                "sources": [
+                    {
+                        "n": s.n,
+                        "doc_id": s.doc_id,
+                        "chunk_id": s.chunk_id,
+                        "title": s.hit.title,
+                        "score": s.hit.score,
+                        "retriever": retrieved_by,
+                        "text": s.text,
+                        **anchor_of(s.hit.metadata),
+                    }
+                    for s in context.sources
+                ],
+                **({"trace": trace} if trace is not None else {}),
+                "conflicts": answer.details.get("conflicts", []),
+                "stale_sources": [x.to_dict() for x in stale],
+                "provenance": {**provenance, **pipeline.config()},
+            }
+        )
         return 0
     console.out("")
     print_answer(console, answer, context, index.settings.analyzer, args.question)
     for note in answer.details.get("notes", []):
         console.print(Text(f"note: {note}", style="yellow"))
     for x in stale:
-        console.print(Text(f"warning: cited {x.doc_id} {x.status} on disk since it was indexed ({x.source}); "
-                           "this answer may be out of date: re-run `ragline index`", style="yellow"))  # fmt: skip
+        console.print(
+            Text(
+                f"warning: cited {x.doc_id} {x.status} on disk since it was indexed ({x.source}); "
+                "this answer may be out of date: re-run `ragline index`",
+                style="yellow",
+            )
+        )
     if args.trace:
         from ragline.agent.trace import render
 

@@ -32,8 +32,14 @@ def cmd_corpus(args: argparse.Namespace) -> int:
         corpus = with_aggregate(corpus)
     write = export_beir if args.format == "beir" else write_markdown_folder
     out = write(corpus, args.out)
-    result = {"corpus": corpus.name, "documents": len(corpus.documents), "questions": len(corpus.questions),
-              "fingerprint": corpus.fingerprint(), "path": str(out), "format": args.format}  # fmt: skip
+    result = {
+        "corpus": corpus.name,
+        "documents": len(corpus.documents),
+        "questions": len(corpus.questions),
+        "fingerprint": corpus.fingerprint(),
+        "path": str(out),
+        "format": args.format,
+    }
     if args.aggregate:
         from ragline.corpora.aggregate import AGGREGATE_VERSION
 

@@ -103,14 +103,20 @@ def cmd_eval(args: argparse.Namespace) -> int:
         store=str(parse_store_uri(args.store)) if args.store else None,  # never the password
         retriever=results[0].retriever if len(specs) == 1 else [r.retriever for r in results],
     )
-    head = {"dataset": dataset.name, "split": args.split, "queries": len(dataset.judged_queries), "types": args.types,
-            "per_question_context": bool(args.per_question_context)}  # fmt: skip
+    head = {
+        "dataset": dataset.name,
+        "split": args.split,
+        "queries": len(dataset.judged_queries),
+        "types": args.types,
+        "per_question_context": bool(args.per_question_context),
+    }
     comparisons = paired_comparisons(labels, results, metrics)
     if args.output == "json":
         saved = [{"run": path} for path in run_files] or [{} for _ in results]
         if len(specs) == 1:
-            emit_json({**head, "retriever": labels[0], "metrics": results[0].metrics, **saved[0],
-                       "provenance": provenance})  # fmt: skip
+            emit_json(
+                {**head, "retriever": labels[0], "metrics": results[0].metrics, **saved[0], "provenance": provenance}
+            )
         else:
             listed = [{"retriever": label, "metrics": r.metrics, **f} for label, r, f in zip(labels, results, saved)]
             emit_json({**head, "results": listed, "comparisons": comparisons, "provenance": provenance})
@@ -163,8 +169,11 @@ def _context_filters(dataset: Any) -> dict[str, Any]:
     filters = {q.id: q.context_filter() for q in questions if q.context_ids is not None}
     without = [qid for qid in dataset.judged_queries if qid not in filters]
     if without:
-        stderr.print(f"warning: {len(without)} judged queries have no question with context_ids (e.g. "
-                     f"{without[0]!r}): they are searched over the whole corpus", highlight=False)  # fmt: skip
+        stderr.print(
+            f"warning: {len(without)} judged queries have no question with context_ids (e.g. "
+            f"{without[0]!r}): they are searched over the whole corpus",
+            highlight=False,
+        )
     return filters
 
 
@@ -174,8 +183,11 @@ def _warn_missing_context(questions: list[Any], dataset: Any) -> None:
     missing = missing_context_ids(questions, {d.id for d in dataset.corpus})
     if missing:
         qid, ids = next(iter(missing.items()))
-        stderr.print(f"warning: {len(missing)} questions of {dataset.path} name context_ids that are not in "
-                     f"its corpus (e.g. {qid!r}: {ids[:3]}): they cannot be found", highlight=False)  # fmt: skip
+        stderr.print(
+            f"warning: {len(missing)} questions of {dataset.path} name context_ids that are not in "
+            f"its corpus (e.g. {qid!r}: {ids[:3]}): they cannot be found",
+            highlight=False,
+        )
 
 
 def _wanted_types(args: argparse.Namespace) -> set[str]:
@@ -217,12 +229,25 @@ def _eval_answers(args: argparse.Namespace, dataset: Any, index: Index, config: 
             judge.llm.close()
     summary = summarize_results(results)
     reader, retriever = str(config.read.reader), str(config.retrieve.retriever)
-    payload = {"dataset": dataset.name, "questions": len(questions), "reader": reader, "retriever": retriever,
-               "judge": judge.id if judge else None, "summary": summary, "answers_file": args.save_answers,
-               "provenance": make_provenance(config, dataset_hash=dataset.hash, sample=args.sample, seed=args.seed,
-                                             match=args.match, types=args.types,
-                                             per_question_context=args.per_question_context,
-                                             **pipeline.config())}  # fmt: skip
+    payload = {
+        "dataset": dataset.name,
+        "questions": len(questions),
+        "reader": reader,
+        "retriever": retriever,
+        "judge": judge.id if judge else None,
+        "summary": summary,
+        "answers_file": args.save_answers,
+        "provenance": make_provenance(
+            config,
+            dataset_hash=dataset.hash,
+            sample=args.sample,
+            seed=args.seed,
+            match=args.match,
+            types=args.types,
+            per_question_context=args.per_question_context,
+            **pipeline.config(),
+        ),
+    }
     if args.output == "json":
         emit_json(payload)
         return 0

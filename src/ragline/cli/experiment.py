@@ -62,8 +62,19 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     )
     recall = [t for t in ("multihop", "all") if t in types or t == "all"]
     readers = list(args.reader or ())
-    columns = ("chunker", "context", "retriever", "chunks", "chunk s", "LLM calls", "LLM tokens", "split", "cut",
-               *types, "all")  # fmt: skip
+    columns = (
+        "chunker",
+        "context",
+        "retriever",
+        "chunks",
+        "chunk s",
+        "LLM calls",
+        "LLM tokens",
+        "split",
+        "cut",
+        *types,
+        "all",
+    )
     for column in (*columns, *(f"{t} R@5" for t in recall), *(f"{r} correct" for r in readers)):
         table.add_column(column, justify="left" if column in ("chunker", "context", "retriever") else "right")
     for row in rows:
@@ -74,9 +85,18 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         cost = row["chunking_cost"]  # LLM calls: answered by the model (+ from the response cache)
         calls = f"{cost['llm_calls']} (+{cost['cached_calls']})" if "llm_calls" in cost else "—"
         tokens = f"{cost['prompt_tokens']}+{cost['reply_tokens']}" if "llm_calls" in cost else "—"
-        table.add_row(Text(row["chunker"]), row["context"], row["retriever"], str(row["chunks"]),
-                      f"{cost['seconds']:.1f}", calls, tokens, f"{row['split_evidence']:.0%}",
-                      f"{row['cut_evidence']:.0%}", *cells)  # fmt: skip
+        table.add_row(
+            Text(row["chunker"]),
+            row["context"],
+            row["retriever"],
+            str(row["chunks"]),
+            f"{cost['seconds']:.1f}",
+            calls,
+            tokens,
+            f"{row['split_evidence']:.0%}",
+            f"{row['cut_evidence']:.0%}",
+            *cells,
+        )
     Console(width=max(Console().width, 160)).print(table)
     return 0
 
@@ -131,8 +151,10 @@ def _run_lab(args: argparse.Namespace, module: Any) -> dict[str, Any]:
         return module.run(sets, args.embedder, retrievers=args.retriever or module.RETRIEVERS)
     if args.name == "reader-ablations":
         if not args.dataset:
-            raise ConfigError("reader-ablations needs --dataset DIR: questions with their own passages "
-                              "(e.g. ../shared/bench/squad_v2_dev_subset)")  # fmt: skip
+            raise ConfigError(
+                "reader-ablations needs --dataset DIR: questions with their own passages "
+                "(e.g. ../shared/bench/squad_v2_dev_subset)"
+            )
         return module.run(args.dataset, args.span_model or [], args.limit or module.DEFAULT_LIMIT)
     if args.name == "reflection":
         from ragline.corpora import countries, orrin
@@ -143,18 +165,23 @@ def _run_lab(args: argparse.Namespace, module: Any) -> dict[str, Any]:
         else:
             world = orrin_world(args.seed if args.seed is not None else orrin.DEFAULT_SEED)
         per_type = module.DEFAULT_PER_TYPE if args.questions is None else args.questions  # 0: closed-book only
-        arms = tuple(args.arm or module.ARMS)
+        names = tuple(args.arm or module.ARMS)
         log = lambda m: stderr.print(m, highlight=False, markup=False)  # noqa: E731
-        return module.run(world, llm=_llm(args), per_type=per_type, seed=args.sample_seed, log=log, names=arms)
+        return module.run(world, llm=_llm(args), per_type=per_type, seed=args.sample_seed, log=log, names=names)
 
     if args.name == "raptor":
         from ragline.corpora.orrin import DEFAULT_SEED
 
-        arms = {spec: spec for spec in args.retriever} if args.retriever else None
-        return module.run(args.seed if args.seed is not None else DEFAULT_SEED, arms, embedder=args.embedder,
-                          llm=_llm(args) if args.llm_chunks else None, llm_chunks=args.llm_chunks,
-                          reader=args.reader[0] if args.reader else None,
-                          read_per_type=args.read_per_type)  # fmt: skip
+        arms: dict[str, str] | None = {spec: spec for spec in args.retriever} if args.retriever else None
+        return module.run(
+            args.seed if args.seed is not None else DEFAULT_SEED,
+            arms,
+            embedder=args.embedder,
+            llm=_llm(args) if args.llm_chunks else None,
+            llm_chunks=args.llm_chunks,
+            reader=args.reader[0] if args.reader else None,
+            read_per_type=args.read_per_type,
+        )
 
     if args.name == "graph":
         return module.run(args.seed, retrievers=args.retriever or module.RETRIEVERS)
@@ -179,8 +206,7 @@ def _run_lab(args: argparse.Namespace, module: Any) -> dict[str, Any]:
             from ragline.corpora.countries import build_countries
 
             corpus, index = build_countries(), countries_workload(args.embedder).index
-        return module.run(corpus, index, llm=_llm(args), closed_book_questions=args.closed_book,
-                          pipelines=configs)  # fmt: skip
+        return module.run(corpus, index, llm=_llm(args), closed_book_questions=args.closed_book, pipelines=configs)
     return module.run(load_workload(args.dataset, args.embedder if LAB_EXPERIMENTS[args.name][1] else None, args.limit))
 
 
@@ -203,8 +229,17 @@ def _rag_sequence(args: argparse.Namespace, module: Any) -> dict[str, Any]:
         filter_of = acl_filter
     questions = module.DEFAULT_QUESTIONS if args.questions is None else args.questions
     log = lambda message: stderr.print(message, highlight=False, markup=False)  # noqa: E731
-    return module.run(corpus, index, build_reader(args.llm), k=args.k, questions=questions, seed=args.sample_seed,
-                      retriever=retriever, filter_of=filter_of, log=log)  # fmt: skip
+    return module.run(
+        corpus,
+        index,
+        build_reader(args.llm),
+        k=args.k,
+        questions=questions,
+        seed=args.sample_seed,
+        retriever=retriever,
+        filter_of=filter_of,
+        log=log,
+    )
 
 
 def _lab_experiment(args: argparse.Namespace) -> int:
@@ -218,8 +253,12 @@ def _lab_experiment(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     payload = _run_lab(args, module)
     payload["wall_s"] = round(time.perf_counter() - started, 1)
-    payload["provenance"] = {"ragline_version": __version__, "dataset": args.dataset, "embedder": args.embedder,
-                             "configs": list(args.config or [])}  # fmt: skip
+    payload["provenance"] = {
+        "ragline_version": __version__,
+        "dataset": args.dataset,
+        "embedder": args.embedder,
+        "configs": list(args.config or []),
+    }
     if args.plot:
         module.plot(payload, args.plot)
     if args.output == "json":

@@ -45,26 +45,42 @@ def cmd_explain(args: argparse.Namespace) -> int:
     index = Index.open(path) if store is None else store[0]
     params = bm25_params(args, index.settings.bm25)
     # The principal's ACL decides which ids may be explained at all, not only the ranks (fail closed).
-    out = explain(index, args.query, args.doc_id, params, depth=args.depth, filter=args.filter,
-                  principal=principal_of(args))  # fmt: skip
+    out = explain(
+        index, args.query, args.doc_id, params, depth=args.depth, filter=args.filter, principal=principal_of(args)
+    )
     flt_text = out["filter"]
     if args.output == "json":
-        emit_json({**out, "provenance": {"ragline_version": __version__, "index": str(path),
-                                         "generation": index.generation}})  # fmt: skip
+        emit_json(
+            {**out, "provenance": {"ragline_version": __version__, "index": str(path), "generation": index.generation}}
+        )
         return 0
     lexical = out["bm25"]
     console = Console()
     params = lexical["params"]
     console.print(Text(f"BM25 {params['variant']} (k1={params['k1']:g}, b={params['b']:g}): {lexical['formula']}"))
-    console.print(Text(f"N = {lexical['n_docs']} documents; " + "; ".join(
-        f"{f['field']} x{f['weight']:g}: dl {f['doc_len']:g}, avgdl {f['avg_len']:.1f}, "
-        f"1 - b + b dl/avgdl = {f['length_norm']:.3f}" for f in lexical["fields"])))  # fmt: skip
+    console.print(
+        Text(
+            f"N = {lexical['n_docs']} documents; "
+            + "; ".join(
+                f"{f['field']} x{f['weight']:g}: dl {f['doc_len']:g}, avgdl {f['avg_len']:.1f}, "
+                f"1 - b + b dl/avgdl = {f['length_norm']:.3f}"
+                for f in lexical["fields"]
+            )
+        )
+    )
     table = Table(title=Text(f"{out['doc_id']} for {out['query']!r}"))
     for column in ("term", "field", "tf", "df", "idf", "tf weight", "contribution"):
         table.add_column(column, justify="left" if column in ("term", "field") else "right")
     for c in lexical["contributions"]:
-        table.add_row(Text(c["term"]), c["field"], f"{c['tf']:g}", str(c["df"]), _number(c["idf"]),
-                      _number(c["tf_weight"]), _number(c["contribution"]))  # fmt: skip
+        table.add_row(
+            Text(c["term"]),
+            c["field"],
+            f"{c['tf']:g}",
+            str(c["df"]),
+            _number(c["idf"]),
+            _number(c["tf_weight"]),
+            _number(c["contribution"]),
+        )
     console.print(table)
     rank = lexical["rank"] or f"not in the top {out['depth']}" + (" under the filter" if flt_text else "")
     console.print(f"BM25 score {lexical['score']:.6f} (float64 sum {lexical['exact_score']:.6f}), rank {rank}")
@@ -79,8 +95,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
         fusion.add_column(column, justify="left" if column == "fuser" else "right")
     for name, part in out["fusion"].items():
         norm = part["normalized"]
-        fusion.add_row(name, _number(norm["bm25"]), _number(norm["dense"]), _number(part["fused_score"]),
-                       str(part["rank"] or "—"))  # fmt: skip
+        fusion.add_row(
+            name, _number(norm["bm25"]), _number(norm["dense"]), _number(part["fused_score"]), str(part["rank"] or "—")
+        )
     console.print(fusion)
     return 0
 

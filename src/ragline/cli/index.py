@@ -46,8 +46,9 @@ def cmd_index(args: argparse.Namespace) -> int:
 
         address = parse_workers(workers)
         with stderr.status(f"loading, chunking and embedding {args.source} on Ray ({address})"):
-            distributed = load_on_ray(args.source, settings, address, args.ray_workers,
-                                      int(args.max_file_mb * 1024 * 1024), args.follow_links)  # fmt: skip
+            distributed = load_on_ray(
+                args.source, settings, address, args.ray_workers, int(args.max_file_mb * 1024 * 1024), args.follow_links
+            )
         loaded, vectors = distributed.report, distributed.vectors
     else:
         with stderr.status(f"reading {args.source}"):
@@ -95,8 +96,13 @@ def cmd_index(args: argparse.Namespace) -> int:
         else:
             report = index.sync(units, prune=not one_file, keep=loaded.keep)
         if not args.allow_mass_delete:  # before the commit: raising drops what the sync staged
-            check_deletions(report, Path(args.source), path, [] if store else recorded_sources(path),
-                            getattr(loaded, "withdrawn", set()))  # fmt: skip
+            check_deletions(
+                report,
+                Path(args.source),
+                path,
+                [] if store else recorded_sources(path),
+                getattr(loaded, "withdrawn", set()),
+            )
         unit = "documents" if settings.chunker == "none" else "chunks"
         with stderr.status(f"committing {report.added + report.updated} {unit}"):
             index.commit()
@@ -133,10 +139,16 @@ def cmd_index(args: argparse.Namespace) -> int:
     if built:
         result["structures"] = built
     if distributed is not None:
-        result["ray"] = {"address": workers, "workers": distributed.workers, "embedded": distributed.computed,
-                         "embeddings_cached": distributed.cached}  # fmt: skip
-        stderr.print(f"Ray: {distributed.workers} workers; {distributed.computed} passages embedded, "
-                     f"{distributed.cached} from the cache")  # fmt: skip
+        result["ray"] = {
+            "address": workers,
+            "workers": distributed.workers,
+            "embedded": distributed.computed,
+            "embeddings_cached": distributed.cached,
+        }
+        stderr.print(
+            f"Ray: {distributed.workers} workers; {distributed.computed} passages embedded, "
+            f"{distributed.cached} from the cache"
+        )
     if args.output == "json":
         emit_json(result)
     else:
@@ -166,8 +178,14 @@ def _sync_structures(index: Any, specs: list[str], store: str | None) -> list[di
         name, params = parse_spec(spec, "--structure")
         with stderr.status(f"building structure {name}"):
             manifest = build_structure(index, name, params)
-        out.append({"structure": name, "nodes": manifest.get("nodes"), "cost": manifest["cost"],
-                    "updated": manifest.get("updated")})  # fmt: skip
+        out.append(
+            {
+                "structure": name,
+                "nodes": manifest.get("nodes"),
+                "cost": manifest["cost"],
+                "updated": manifest.get("updated"),
+            }
+        )
         stderr.print(f"structure {name}: {manifest.get('nodes')} nodes, {manifest['cost']['seconds']} s")
     return out
 
@@ -176,11 +194,15 @@ def check_source(source: Path, index: Path, yes: bool) -> None:
     """Refuse a source that is the filesystem root (without ``--yes``), or the index folder or inside it."""
     resolved = source.resolve()
     if resolved == Path(resolved.anchor) and not yes:
-        raise ConfigError(f"{source} is the root of the filesystem: name the folder of your documents, "
-                          "or add --yes to index everything under it")  # fmt: skip
+        raise ConfigError(
+            f"{source} is the root of the filesystem: name the folder of your documents, "
+            "or add --yes to index everything under it"
+        )
     if resolved.is_relative_to(index.resolve()):
-        raise ConfigError(f"{source} is the index {index} itself (or inside it): an index cannot index itself; "
-                          "name the folder of your documents")  # fmt: skip
+        raise ConfigError(
+            f"{source} is the index {index} itself (or inside it): an index cannot index itself; "
+            "name the folder of your documents"
+        )
 
 
 def _dry_run(args: argparse.Namespace, path: Path, settings: Any, loaded: LoadReport) -> int:
@@ -190,18 +212,32 @@ def _dry_run(args: argparse.Namespace, path: Path, settings: Any, loaded: LoadRe
     one_file = Path(args.source).is_file() and Path(args.source).suffix != ".jsonl"
     index = Index.open(path) if (path / "manifest.json").is_file() else Index.create(None, settings)
     units = chunk_like_index(index, loaded.documents)
-    report = compare_documents(index, units, prune=not one_file, keep=loaded.keep,
-                               text_only=index.settings.context in ("llm", "late"))  # fmt: skip
+    report = compare_documents(
+        index, units, prune=not one_file, keep=loaded.keep, text_only=index.settings.context in ("llm", "late")
+    )
     if args.output == "json":
-        emit_json({"index": str(path), "dry_run": True, "added": report.added, "updated": report.updated,
-                   "deleted": report.deleted, "unchanged": report.unchanged, "skipped": len(loaded.errors),
-                   "changes": [d.to_dict() for d in report.documents]})  # fmt: skip
+        emit_json(
+            {
+                "index": str(path),
+                "dry_run": True,
+                "added": report.added,
+                "updated": report.updated,
+                "deleted": report.deleted,
+                "unchanged": report.unchanged,
+                "skipped": len(loaded.errors),
+                "changes": [d.to_dict() for d in report.documents],
+            }
+        )
         return 0
     console = Console()
     for d in report.documents:
         console.print(Text(f"{d.status:10} {d.doc_id}" + (f" ({d.source})" if d.source else "")))
-    console.print(Text(f"dry run, nothing written to {path}: {report.added} chunks would be added, {report.updated} "
-                       f"updated, {report.deleted} deleted, {report.unchanged} unchanged"))  # fmt: skip
+    console.print(
+        Text(
+            f"dry run, nothing written to {path}: {report.added} chunks would be added, {report.updated} "
+            f"updated, {report.deleted} deleted, {report.unchanged} unchanged"
+        )
+    )
     return 0
 
 
@@ -285,7 +321,8 @@ def add_parser(sub: Any) -> None:
         "`ragline status` says when one is stale",
     )
     add_analysis_flags(p, stamped=True)
-    add_config_flag(p, "sentence-packed chunks, MiniLM embeddings (the [ingest] and [index] stages of "
-                    "pipelines/default.toml)")  # fmt: skip
+    add_config_flag(
+        p, "sentence-packed chunks, MiniLM embeddings (the [ingest] and [index] stages of pipelines/default.toml)"
+    )
     add_common(p)
     p.set_defaults(func=cmd_index)

@@ -93,8 +93,12 @@ def cmd_search(args: argparse.Namespace) -> int:
     ]
     print_hits(Console(), title, rows)
     for x in stale:
-        stderr.print(Text(f"warning: {x.doc_id} {x.status} on disk since it was indexed ({x.source}): "
-                          "re-run `ragline index`", style="yellow"))  # fmt: skip
+        stderr.print(
+            Text(
+                f"warning: {x.doc_id} {x.status} on disk since it was indexed ({x.source}): re-run `ragline index`",
+                style="yellow",
+            )
+        )
     return 0
 
 

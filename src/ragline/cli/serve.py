@@ -136,8 +136,16 @@ def _serve_workers(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="ragline-serve-") as tmp:
         os.environ.update(worker_environment(args, Path(tmp) / "limits.sqlite"))
         _announce(args)
-        uvicorn.run("ragline.server.workers:app", factory=True, workers=args.workers, host=args.host,
-                    port=args.port, log_config=None, access_log=False, timeout_keep_alive=5)  # fmt: skip
+        uvicorn.run(
+            "ragline.server.workers:app",
+            factory=True,
+            workers=args.workers,
+            host=args.host,
+            port=args.port,
+            log_config=None,
+            access_log=False,
+            timeout_keep_alive=5,
+        )
     return 0
 
 

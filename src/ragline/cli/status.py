@@ -24,8 +24,11 @@ def cmd_status(args: argparse.Namespace) -> int:
     index = Index.open(path)
     sources = [args.folder] if args.folder else recorded_sources(path)
     if not sources:
-        raise InputError(str(path), "no FOLDER given and the index records none (it was not built by `ragline "
-                         "index`, or before it recorded its source): give the folder it was indexed from")  # fmt: skip
+        raise InputError(
+            str(path),
+            "no FOLDER given and the index records none (it was not built by `ragline "
+            "index`, or before it recorded its source): give the folder it was indexed from",
+        )
     config = None
     if args.config:
         from ragline.config import load_config
@@ -40,8 +43,15 @@ def cmd_status(args: argparse.Namespace) -> int:
     structures = structure_status(index)
     stale_structures = [s for s in structures if s["stale"]]
     if args.output == "json":
-        emit_json({"index": str(path), "sources": [s for s, _ in reports], "generation": index.generation,
-                   **merged.to_dict(), "structures": structures})  # fmt: skip
+        emit_json(
+            {
+                "index": str(path),
+                "sources": [s for s, _ in reports],
+                "generation": index.generation,
+                **merged.to_dict(),
+                "structures": structures,
+            }
+        )
         return 1 if args.exit_code and (merged.stale or stale_structures) else 0
     console = Console()
     for s in structures:
@@ -53,11 +63,16 @@ def cmd_status(args: argparse.Namespace) -> int:
             if s["stale"]
             else "fresh"
         )
-        console.print(Text(f"structure {s['structure']} (built {s['built_at']}): {state}",
-                           style="yellow" if s["stale"] else ""))  # fmt: skip
+        console.print(
+            Text(f"structure {s['structure']} (built {s['built_at']}): {state}", style="yellow" if s["stale"] else "")
+        )
     if not merged.documents and not drift:
-        console.print(Text(f"{path} is up to date with {', '.join(s for s, _ in reports)} "
-                           f"(generation {index.generation}, {merged.unchanged} chunks checked)"))  # fmt: skip
+        console.print(
+            Text(
+                f"{path} is up to date with {', '.join(s for s, _ in reports)} "
+                f"(generation {index.generation}, {merged.unchanged} chunks checked)"
+            )
+        )
         return 1 if args.exit_code and stale_structures else 0
     if merged.documents:
         table = Table(title=Text(f"{path} against {', '.join(s for s, _ in reports)}"))
@@ -66,11 +81,16 @@ def cmd_status(args: argparse.Namespace) -> int:
         for d in merged.documents:
             table.add_row(d.status, Text(d.doc_id), Text(d.source or ""), str(d.chunks))
         console.print(table)
-        console.print(Text(f"re-sync with `ragline index {reports[0][0]}`: {merged.added} chunks to add, "
-                           f"{merged.updated} to update, {merged.deleted} to delete"))  # fmt: skip
+        console.print(
+            Text(
+                f"re-sync with `ragline index {reports[0][0]}`: {merged.added} chunks to add, "
+                f"{merged.updated} to update, {merged.deleted} to delete"
+            )
+        )
     for d in drift:
-        console.print(Text(f"drift: {d.setting} indexed {d.indexed!r}, configured {d.configured!r}: {d.redo}",
-                           style="yellow"))  # fmt: skip
+        console.print(
+            Text(f"drift: {d.setting} indexed {d.indexed!r}, configured {d.configured!r}: {d.redo}", style="yellow")
+        )
     return 1 if args.exit_code else 0
 
 
@@ -78,13 +98,23 @@ def _store_status(args: argparse.Namespace, collection: Any) -> int:
     """A store other than the embedded index: its documents, generation and stamps (it records no source
     files, so there is nothing on disk to compare with)."""
     if args.folder:
-        raise InputError(str(args.folder), "comparing a folder works on the embedded index; for this store "
-                         "re-run `ragline index FOLDER --store URI`, which syncs by content hash")  # fmt: skip
+        raise InputError(
+            str(args.folder),
+            "comparing a folder works on the embedded index; for this store "
+            "re-run `ragline index FOLDER --store URI`, which syncs by content hash",
+        )
     info = collection.info()
     if args.output == "json":
-        emit_json({"index": info["store"], "sources": [], "generation": info["generation"],
-                   "documents": info["documents"], "settings": info["settings"],
-                   "embedder": info.get("embedder")})  # fmt: skip
+        emit_json(
+            {
+                "index": info["store"],
+                "sources": [],
+                "generation": info["generation"],
+                "documents": info["documents"],
+                "settings": info["settings"],
+                "embedder": info.get("embedder"),
+            }
+        )
         return 0
     Console().print(Text(f"{info['store']}: {info['documents']} chunks, generation {info['generation']}"))
     return 0

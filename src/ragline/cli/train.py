@@ -146,8 +146,12 @@ def add_parser(sub: Any) -> None:
         "--max-questions", dest="max_questions", type=positive_int, help="train questions sampled (6000)"
     )
     reader.add_argument("--dev-questions", dest="dev_questions", type=positive_int, help="dev questions read (100)")
-    reader.add_argument("--no-answer", dest="no_answer", choices=("both", "other", "removed", "none"),
-                        help="how no-answer examples are made (both)")  # fmt: skip
+    reader.add_argument(
+        "--no-answer",
+        dest="no_answer",
+        choices=("both", "other", "removed", "none"),
+        help="how no-answer examples are made (both)",
+    )
     reader.add_argument("--no-answer-share", dest="no_answer_share", type=float, help="no-answer per question (0.5)")
     reader.add_argument("--stride", type=positive_int, help="overlap of a passage's windows, word pieces (32)")
     reader.add_argument(
@@ -207,14 +211,21 @@ def cmd_queries(args: argparse.Namespace) -> int:
     index = synthetic.passage_index(passages, embedder="minilm" if needs_embeddings(first) else None)
     kept = synthetic.round_trip_filter(records, build_retriever(first, index), args.filter_depth or 5)
     counts = synthetic.write_training_folder(passages, kept, args.out)
-    summary = {"passages": len(passages), "sampled": len(sample),
-               "written": sum(1 for r in records if r.get("query")), "kept": counts["queries"],
-               "filter": f"own passage in the {first} top {args.filter_depth or 5}", "out": str(args.out)}  # fmt: skip
+    summary = {
+        "passages": len(passages),
+        "sampled": len(sample),
+        "written": sum(1 for r in records if r.get("query")),
+        "kept": counts["queries"],
+        "filter": f"own passage in the {first} top {args.filter_depth or 5}",
+        "out": str(args.out),
+    }
     if args.output == "json":
         emit_json(summary)
     else:
-        print(f"{summary['kept']} of {summary['written']} synthetic queries kept ({summary['filter']}) -> {args.out}; "
-              f"train on it: ragline train embedder {args.out} --name NAME")  # fmt: skip
+        print(
+            f"{summary['kept']} of {summary['written']} synthetic queries kept ({summary['filter']}) -> {args.out}; "
+            f"train on it: ragline train embedder {args.out} --name NAME"
+        )
     return 0
 
 
@@ -229,8 +240,10 @@ def cmd_thesaurus(args: argparse.Namespace) -> int:
     neighbours = args.neighbours or 3
     embedder = args.embedder or "minilm"
     groups = build_thesaurus(documents, embedder, threshold=threshold, neighbours=neighbours, min_df=args.min_df or 2)
-    comment = (f"built by `ragline train thesaurus` from {args.dataset} ({len(documents)} documents): corpus terms "
-               f"and their {neighbours} nearest {embedder} vocabulary words with cosine >= {threshold}")  # fmt: skip
+    comment = (
+        f"built by `ragline train thesaurus` from {args.dataset} ({len(documents)} documents): corpus terms "
+        f"and their {neighbours} nearest {embedder} vocabulary words with cosine >= {threshold}"
+    )
     write_thesaurus(groups, args.out, comment)
     if args.output == "json":
         emit_json({"groups": len(groups), "out": str(args.out), "threshold": threshold, "neighbours": neighbours})

@@ -74,20 +74,29 @@ def conversation(args: argparse.Namespace, corpus: Any, load_llm: Callable[[argp
     config = load_config((args.config or ["extractive"])[0])
     ingest = IngestConfig(config.ingest.chunker, config.ingest.context)
     embedder = args.embedder if config_needs_embeddings(config) else None
-    index = Index.create(None, IndexSettings(chunker=ingest.chunker, context=ingest.context, embedder=embedder,
-                                             vector_index="flat"))  # fmt: skip
+    index = Index.create(
+        None, IndexSettings(chunker=ingest.chunker, context=ingest.context, embedder=embedder, vector_index="flat")
+    )
     index.add(chunk_documents(corpus.documents, ingest, None)[0])
     index.commit()
     pipeline = RAGPipeline.from_config(config, index)
     llm = None if args.condenser == "rules" else load_llm(args)
     started = time.perf_counter()
     conversations = conversation.follow_ups(corpus.questions, seed=args.sample_seed)
-    payload = conversation.run(conversations, lambda text, q: pipeline.answer(text, acl_filter(q)),
-                               str(config.read.reader), llm)  # fmt: skip
-    payload = {"experiment": "conversation", "corpus": corpus.name, "corpus_fingerprint": corpus.fingerprint(),
-               "config": config.name, "condenser": args.condenser, "conversations": len(conversations),
-               "wall_s": round(time.perf_counter() - started, 1), **payload,
-               "provenance": {"ragline_version": __version__}}  # fmt: skip
+    payload = conversation.run(
+        conversations, lambda text, q: pipeline.answer(text, acl_filter(q)), str(config.read.reader), llm
+    )
+    payload = {
+        "experiment": "conversation",
+        "corpus": corpus.name,
+        "corpus_fingerprint": corpus.fingerprint(),
+        "config": config.name,
+        "condenser": args.condenser,
+        "conversations": len(conversations),
+        "wall_s": round(time.perf_counter() - started, 1),
+        **payload,
+        "provenance": {"ragline_version": __version__},
+    }
     if args.output == "json":
         emit_json(payload)
         return 0

@@ -177,8 +177,11 @@ def _orrin_records(corpus: Corpus) -> list[Record]:
         doc = documents[fact.doc_id]
         meta, key = doc.metadata, fact.fact_id.rpartition("#")[2]
         doc_type = meta.get("doc_type")
-        if doc_type == "policy" and "policy" in meta and key in ("receipt_threshold", "approval_threshold",
-                                                                 "submission_deadline"):  # fmt: skip
+        if (
+            doc_type == "policy"
+            and "policy" in meta
+            and key in ("receipt_threshold", "approval_threshold", "submission_deadline")
+        ):
             short = str(T.EXPENSE_POLICIES[meta["policy"]]["short"])
             item = f"{short} policy"
             records.append(Record("policy", item, key, fact.value, fact, _number(fact.value), (short, doc.title)))

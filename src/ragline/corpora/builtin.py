@@ -32,8 +32,12 @@ DEFAULT_INGEST = IngestConfig(load_config("default").ingest.chunker, load_config
 
 def index_path(corpus: OrrinCorpus, settings: IndexSettings, ingest: IngestConfig, seed: int) -> Path:
     """Where the built-in index of this corpus, settings and chunking lives in the cache."""
-    config = {"format": FORMAT, "settings": settings.to_dict(), "ingest": ingest.to_dict(),
-              "chunkers": chunkers.CHUNKERS_VERSION}  # fmt: skip
+    config = {
+        "format": FORMAT,
+        "settings": settings.to_dict(),
+        "ingest": ingest.to_dict(),
+        "chunkers": chunkers.CHUNKERS_VERSION,
+    }
     key = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:10]
     return cache_root() / "indexes" / f"orrin-{seed}-{corpus.fingerprint()[:12]}-{key}"
 

@@ -106,8 +106,14 @@ def _order_arm(r: DoctorRun, questions: list[Any], reader: Any) -> dict[str, Any
         if i >= MIN_SETTLED and settled(found["fixed"], found["configured"], len(items) - i):
             break
     curve = [round(sum(v) / len(v), 3) if (v := by_position.get(p)) else None for p in range(1, n_sources + 1)]
-    return {"scores": found, "strict": strict, "orders": arms, "n_sources": n_sources, "by_position": curve,
-            "sampled": len(items)}  # fmt: skip
+    return {
+        "scores": found,
+        "strict": strict,
+        "orders": arms,
+        "n_sources": n_sources,
+        "by_position": curve,
+        "sampled": len(items),
+    }
 
 
 def found_answer(question: Any, answer: Any) -> float:
@@ -120,8 +126,9 @@ def found_answer(question: Any, answer: Any) -> float:
     from ragline.eval.answers import answer_matches
 
     own = reader_answer(answer)
-    return float(not own.abstained and answer_matches(own.text, question.answers, "contains",
-                                                      question.distractor_answers))  # fmt: skip
+    return float(
+        not own.abstained and answer_matches(own.text, question.answers, "contains", question.distractor_answers)
+    )
 
 
 def _position_curve(r: DoctorRun, questions: list[Any], reader: Any) -> tuple[list[float], int]:
@@ -189,8 +196,11 @@ def run(r: DoctorRun) -> ProbeResult:
         return cannot_run(NAME, FIX, "no question has a whole gold chunk and enough distractors in this index")
     k = len(curve)
     middle = min(curve[1:-1]) if k > 2 else curve[-1]
-    plot = {"title": "accuracy by gold position", "labels": [str(p) for p in range(1, k + 1)],
-            "series": {f"{curve_reader.name} (k = {k})": curve}}  # fmt: skip
+    plot = {
+        "title": "accuracy by gold position",
+        "labels": [str(p) for p in range(1, k + 1)],
+        "series": {f"{curve_reader.name} (k = {k})": curve},
+    }
     figures: dict[str, dict[str, Any]]
     order_spec = order_reader_spec(r)
     if order_spec == "none":
@@ -202,11 +212,16 @@ def run(r: DoctorRun) -> ProbeResult:
         reader_label = curve_reader.name
     elif r.config.order.order == FIXED_ORDER:
         # fixed - configured is 0 on every question by construction: the decision is clear before any reading.
-        verdict = Verdict("pass", f"the configured order is the fix's ({FIXED_ORDER}): fixed - configured = 0 on "
-                                  "every question, so no sample can flag it; the order arm was not read")  # fmt: skip
+        verdict = Verdict(
+            "pass",
+            f"the configured order is the fix's ({FIXED_ORDER}): fixed - configured = 0 on "
+            "every question, so no sample can flag it; the order arm was not read",
+        )
         figures = {}
-        figure = (f"the configured order is the fix ({FIXED_ORDER}); accuracy {curve[0]} at position 1, {middle} "
-                  f"in the middle ({curve_reader.name} reader)")  # fmt: skip
+        figure = (
+            f"the configured order is the fix ({FIXED_ORDER}); accuracy {curve[0]} at position 1, {middle} "
+            f"in the middle ({curve_reader.name} reader)"
+        )
         reader_label = curve_reader.name
     else:
         order_reader = build_reader(order_spec)
@@ -221,24 +236,43 @@ def run(r: DoctorRun) -> ProbeResult:
         arms, strict = measured["scores"], measured["strict"]
         verdict = paired_rule(arms["fixed"], arms["configured"])
         verdict = Verdict(verdict.status, "answer found (states the gold value): " + verdict.rule)
-        figures = {a: {"found": round(sum(v.values()) / len(v), 3), "n": len(v),
-                       "correct": round(sum(strict[a].values()) / len(v), 3)} for a, v in arms.items()}  # fmt: skip
+        figures = {
+            a: {
+                "found": round(sum(v.values()) / len(v), 3),
+                "n": len(v),
+                "correct": round(sum(strict[a].values()) / len(v), 3),
+            }
+            for a, v in arms.items()
+        }
         reader_label = str(order_reader.config().get("model") or order_reader.name)
         n_sources = measured["n_sources"]
         ends = figures["fixed"]["found"]
-        note = ("" if verdict.status == "flag" else "; the configured order is the fix"
-                if r.config.order.order == "ends" else "; not confirmed at this sample size")  # fmt: skip
+        note = (
+            ""
+            if verdict.status == "flag"
+            else "; the configured order is the fix"
+            if r.config.order.order == "ends"
+            else "; not confirmed at this sample size"
+        )
         why = "" if configured == "llm" else f", since the {configured} reader reads by rank, not position"
         model = reader_label.split("@")[0]
         order, found = r.config.order.order, figures["configured"]["found"]
-        compared = (f"{ends} in ends order (configured) vs {figures['unfixed']['found']} in rank order"
-                    if order == "ends" else f"{found} in {order} order vs {ends} in ends order")  # fmt: skip
+        compared = (
+            f"{ends} in ends order (configured) vs {figures['unfixed']['found']} in rank order"
+            if order == "ends"
+            else f"{found} in {order} order vs {ends} in ends order"
+        )
         asked = f"{figures['fixed']['n']} of {measured['sampled']} questions, {n_sources} sources"
         figure = f"answer found {compared}, {asked}, gold ranked 2..{n_sources} ({model}{why}){note}"
         labels = [str(p) for p in range(1, n_sources + 1)]
-        plot = {"title": "accuracy by gold position", "labels": labels[: max(k, n_sources)],
-                "series": {f"{curve_reader.name} (k = {k})": curve + [None] * (n_sources - k),
-                           f"{model}, answer found ({n_sources} sources)": measured["by_position"]}}  # fmt: skip
+        plot = {
+            "title": "accuracy by gold position",
+            "labels": labels[: max(k, n_sources)],
+            "series": {
+                f"{curve_reader.name} (k = {k})": curve + [None] * (n_sources - k),
+                f"{model}, answer found ({n_sources} sources)": measured["by_position"],
+            },
+        }
         figures["configured"]["order_reader_accuracy_by_position"] = measured["by_position"]
         figures["configured"]["n_sources"] = n_sources
         figures["configured"]["order_sample"] = measured["sampled"]  # asked: n of these (``curtailed``)

@@ -90,8 +90,11 @@ class ProbeFile:
             group = kept.setdefault((q.type, q.expected_abstain), [])
             if len(group) < QUICK_PER_KIND:
                 group.append(q)
-        return replace(self, questions=[q for group in kept.values() for q in group],
-                       order_questions=min(self.order_questions, QUICK_ORDER_QUESTIONS))  # fmt: skip
+        return replace(
+            self,
+            questions=[q for group in kept.values() for q in group],
+            order_questions=min(self.order_questions, QUICK_ORDER_QUESTIONS),
+        )
 
     def answerable(self) -> list[Question]:
         return [q for q in self.questions if not q.expected_abstain and q.gold_doc_ids and q.type != "change"]

@@ -54,8 +54,7 @@ def announce(probe: Any, run: DoctorRun) -> str:
     if not calls:
         return f"probe: {probe.NAME} (no LLM)"
     minutes = calls * SECONDS_PER_CALL / 60
-    return (f"probe: {probe.NAME} (needs the LLM: up to {calls} calls, about {minutes:.0f} min "
-            f"if none is cached)")  # fmt: skip
+    return f"probe: {probe.NAME} (needs the LLM: up to {calls} calls, about {minutes:.0f} min if none is cached)"
 
 
 def run_doctor(

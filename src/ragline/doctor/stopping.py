@@ -177,5 +177,6 @@ def run(r: DoctorRun) -> ProbeResult:
             "abstained with a reason": [arms[a]["abstained_with_reason"] for a in shown],
         },
     }
-    return ProbeResult(NAME, verdict.status, figure, FIX, rule=rule, arms=arms, plot=plot,
-                       seconds=time.perf_counter() - started)  # fmt: skip
+    return ProbeResult(
+        NAME, verdict.status, figure, FIX, rule=rule, arms=arms, plot=plot, seconds=time.perf_counter() - started
+    )

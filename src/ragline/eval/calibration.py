@@ -153,13 +153,30 @@ def calibrate_support(
             continue  # an entity or literal rule stricter than the term rule would never decide
         trial = SupportCheck(t, te, tl, check.neighbours, check.analyzer)
         per_set = {name: _net(rows, trial, policy) for name, rows in measured.items()}
-        grid.append({"support": policy, "min_coverage": t, "entity_coverage": te, "literal_coverage": tl,
-                     "objective": sum(per_set.values()) / max(len(per_set), 1), "per_set": per_set})  # fmt: skip
-    grid.sort(key=lambda g: (round(g["objective"], 9), g["min_coverage"], g["entity_coverage"],
-                             g["literal_coverage"], g["support"] == "best"), reverse=True)  # fmt: skip
+        grid.append(
+            {
+                "support": policy,
+                "min_coverage": t,
+                "entity_coverage": te,
+                "literal_coverage": tl,
+                "objective": sum(per_set.values()) / max(len(per_set), 1),
+                "per_set": per_set,
+            }
+        )
+    grid.sort(
+        key=lambda g: (
+            round(g["objective"], 9),
+            g["min_coverage"],
+            g["entity_coverage"],
+            g["literal_coverage"],
+            g["support"] == "best",
+        ),
+        reverse=True,
+    )
     best = grid[0]
-    chosen = SupportCheck(best["min_coverage"], best["entity_coverage"], best["literal_coverage"],
-                          check.neighbours, check.analyzer)  # fmt: skip
+    chosen = SupportCheck(
+        best["min_coverage"], best["entity_coverage"], best["literal_coverage"], check.neighbours, check.analyzer
+    )
     off = {name: _net(rows, None, "off") for name, rows in measured.items()}
     return SupportCalibration(best["support"], chosen, best["objective"], best["per_set"], off, grid)
 

@@ -56,9 +56,13 @@ def sample_corpus(corpus: C, documents: int, seed: int = 0) -> C:
         if len(kept | set(q.gold_doc_ids)) <= documents:
             kept |= set(q.gold_doc_ids)
     questions = [q for q in corpus.questions if set(q.gold_doc_ids or q.forbidden_doc_ids or ["-"]) <= kept]
-    return replace(corpus, name=f"{corpus.name} ({len(kept)} documents, seed {seed})",
-                   documents=[d for d in corpus.documents if d.id in kept], questions=questions,
-                   facts=[f for f in corpus.facts if f.doc_id in kept])  # fmt: skip
+    return replace(
+        corpus,
+        name=f"{corpus.name} ({len(kept)} documents, seed {seed})",
+        documents=[d for d in corpus.documents if d.id in kept],
+        questions=questions,
+        facts=[f for f in corpus.facts if f.doc_id in kept],
+    )
 
 
 def split_evidence_share(chunks: Sequence[Document], corpus: Corpus) -> float:
@@ -140,9 +144,20 @@ def run(
                 hits: dict[str, float] = {}
                 scores = hit_by_type(build_retriever(name, index), corpus.questions, ks=KS, per_question=hits)
                 answers = {reader: answer_outcomes(index, name, reader, corpus.questions) for reader in readers}
-                rows.append({"chunker": chunker, "context": context, "retriever": name, "chunks": len(index),
-                             "split_evidence": split, "cut_evidence": cut, "chunking_cost": cost, "by_type": scores,
-                             "hit@1_per_question": hits, "answers": answers})  # fmt: skip
+                rows.append(
+                    {
+                        "chunker": chunker,
+                        "context": context,
+                        "retriever": name,
+                        "chunks": len(index),
+                        "split_evidence": split,
+                        "cut_evidence": cut,
+                        "chunking_cost": cost,
+                        "by_type": scores,
+                        "hit@1_per_question": hits,
+                        "answers": answers,
+                    }
+                )
     return rows
 
 
@@ -162,6 +177,14 @@ def paired_against_first(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]
         for reader, outcome in row["answers"].items():
             metrics[f"{reader} correct"] = (base["answers"][reader]["per_question"], outcome["per_question"])
         for metric, (a, b) in metrics.items():
-            out.append({"baseline": base["chunker"], "chunker": row["chunker"], "context": row["context"],
-                        "retriever": row["retriever"], "metric": metric, **compare(a, b)})  # fmt: skip
+            out.append(
+                {
+                    "baseline": base["chunker"],
+                    "chunker": row["chunker"],
+                    "context": row["context"],
+                    "retriever": row["retriever"],
+                    "metric": metric,
+                    **compare(a, b),
+                }
+            )
     return out

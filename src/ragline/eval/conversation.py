@@ -148,9 +148,14 @@ def run(conversations: Sequence[Conversation], answer: Answerer, reader: str, ll
         for position, turn in enumerate(conversation.turns):
             history.append({"role": "user", "content": turn.text})
             condensed = condense(history, llm, "llm" if llm is not None else "rules")
-            row: dict[str, Any] = {"conversation": conversation.id, "kind": conversation.kind, "turn": position + 1,
-                                   "text": turn.text, "standalone": condensed.question,
-                                   "question": turn.question.text}  # fmt: skip
+            row: dict[str, Any] = {
+                "conversation": conversation.id,
+                "kind": conversation.kind,
+                "turn": position + 1,
+                "text": turn.text,
+                "standalone": condensed.question,
+                "question": turn.question.text,
+            }
             for arm, asked in (("blind", turn.text), ("aware", condensed.question)):
                 got, context = answer(asked, turn.question)
                 grade = grade_question(turn.question, got, context, match)

@@ -56,12 +56,21 @@ class QAQuestion:
         qtype = record.get("type") or ("unanswerable" if impossible else "answerable")
         groups = record.get("user_groups")
         if groups is not None and not (isinstance(groups, list) and all(isinstance(g, str) for g in groups)):
-            raise InputError(f"question {qid!r}: user_groups",
-                             f'must be a list of group names such as ["hr", "all"], got {groups!r:.80}')  # fmt: skip
-        return cls(str(record["id"]), record["question"], [] if impossible else answers,
-                   [str(d) for d in record.get("supporting_ids") or []], impossible, qtype, groups,
-                   _aliases(record.get("distractor_answers"), qid, "distractor_answers"),
-                   _context_ids(record, qid))  # fmt: skip
+            raise InputError(
+                f"question {qid!r}: user_groups",
+                f'must be a list of group names such as ["hr", "all"], got {groups!r:.80}',
+            )
+        return cls(
+            str(record["id"]),
+            record["question"],
+            [] if impossible else answers,
+            [str(d) for d in record.get("supporting_ids") or []],
+            impossible,
+            qtype,
+            groups,
+            _aliases(record.get("distractor_answers"), qid, "distractor_answers"),
+            _context_ids(record, qid),
+        )
 
     def context_filter(self) -> Node | None:
         """Retrieval restricted to the question's own passages (None: it has none)."""
@@ -78,9 +87,10 @@ def _aliases(value: Any, qid: Any, key: str) -> list[str]:
     for item in value:
         aliases = item if isinstance(item, list) else [item]
         if not all(isinstance(a, str) for a in aliases):
-            raise InputError(f"question {qid!r}: {key}",
-                             f'items must be strings or lists of alias strings such as ["JFK", "John F. Kennedy"], '
-                             f"got {item!r:.80}")  # fmt: skip
+            raise InputError(
+                f"question {qid!r}: {key}",
+                f'items must be strings or lists of alias strings such as ["JFK", "John F. Kennedy"], got {item!r:.80}',
+            )
         flat.extend(a for a in aliases if a and a not in flat)
     return flat
 
@@ -142,7 +152,7 @@ class QAResult:
             "citations": [
                 {"n": c.n, "doc_id": c.doc_id, "chunk_id": c.chunk_id, "supported": c.supported, "judged": c.judged}
                 for c in self.answer.citations
-            ],  # fmt: skip
+            ],
             "retrieved_ids": [document_id(hit) for hit in self.context.hits],
             "gold_ids": q.gold_doc_ids,
             "gold_answers": q.answers,

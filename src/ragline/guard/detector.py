@@ -90,7 +90,7 @@ _HIDDEN = [
             r"<(\w+)[^>]*(?:\bhidden\b|display\s*:\s*none|visibility\s*:\s*hidden)[^>]*>(.*?)</\1\s*>",
             re.DOTALL | re.IGNORECASE,
         ),
-    ),  # fmt: skip
+    ),
     ("attribute", re.compile(r"\b(?:alt|title|aria-label|data-[\w-]+)\s*=\s*\"([^\"]*)\"", re.IGNORECASE)),
     ("attribute", re.compile(r"!\[([^\]]*)\]\(")),
 ]
@@ -139,11 +139,15 @@ def segments(text: str) -> list[Segment]:
 
 # --- patterns ------------------------------------------------------------------------------------------
 
-_OVERRIDE_VERB = (r"(?:ignore|disregard|forget|override|bypass|discard|stop following|do not follow|don't follow"
-                  r"|do not obey|不要遵守|不要理会|不要遵循|不要\s*follow|忽略|无视|忘记|忘掉|跳过)")  # fmt: skip
+_OVERRIDE_VERB = (
+    r"(?:ignore|disregard|forget|override|bypass|discard|stop following|do not follow|don't follow"
+    r"|do not obey|不要遵守|不要理会|不要遵循|不要\s*follow|忽略|无视|忘记|忘掉|跳过)"
+)
 _RULES = r"(?:instructions?|rules|prompts?|directions|guidelines|programming|指令|指示|提示|规则|设定|要求)"
-_MODEL = (r"(?:ai|a\.i\.|artificial intelligence|language models?|llms?|chatbots?|assistants?|bots?|gpt"
-          r"|models?|人工智能|助手|机器人|ai\s*助手)")  # fmt: skip
+_MODEL = (
+    r"(?:ai|a\.i\.|artificial intelligence|language models?|llms?|chatbots?|assistants?|bots?|gpt"
+    r"|models?|人工智能|助手|机器人|ai\s*助手)"
+)
 _SAY = r"(?:say|reply|respond|answer|output|tell|write|state|print|return|回答|回复|输出|告诉|说)"
 # What a text orders a model to produce; "tell" is left out here: "must tell the duty engineer" is what
 # policies say to people (a benign on-call policy of the Orrin training world was redacted for it)
@@ -181,16 +185,21 @@ _QUOTED = re.compile(r"(?<!\w)'[^']{3,}'(?!\w)|\"[^\"]{3,}\"|“[^”]{3,}”|�
 
 
 # Words that introduce a quotation as an example: "text such as '...'", "the phrase '...'", "“...”之类的文字".
-_MENTION_BEFORE = re.compile(r"(?:such as|phrase|like|called|words?|text|string|prompts?|e\.g\.|example|wrote|says?|said"
-                             r"|quote[sd]?|reads?|如|例如|类似|诸如|隐藏)\W{0,3}$")  # fmt: skip
+_MENTION_BEFORE = re.compile(
+    r"(?:such as|phrase|like|called|words?|text|string|prompts?|e\.g\.|example|wrote|says?|said"
+    r"|quote[sd]?|reads?|如|例如|类似|诸如|隐藏)\W{0,3}$"
+)
 _MENTION_AFTER = re.compile(r"^\W{0,3}(?:之类|等|这样的|is an? |was an? |are )")
 
 
 def _mentions(normalized: str) -> list[tuple[int, int]]:
     """Spans of quotations that a cue marks as examples (mentions), not as text addressed to a reader."""
-    return [(m.start(), m.end()) for m in _QUOTED.finditer(normalized)
-            if _MENTION_BEFORE.search(normalized[max(0, m.start() - 30) : m.start()])
-            or _MENTION_AFTER.search(normalized[m.end() : m.end() + 12])]  # fmt: skip
+    return [
+        (m.start(), m.end())
+        for m in _QUOTED.finditer(normalized)
+        if _MENTION_BEFORE.search(normalized[max(0, m.start() - 30) : m.start()])
+        or _MENTION_AFTER.search(normalized[m.end() : m.end() + 12])
+    ]
 
 
 def pattern_hits(normalized: str) -> list[str]:
@@ -241,8 +250,10 @@ class InjectionModel:
         """Write the weights (npz) and a card with their SHA-256, the threshold and ``facts``; the hash."""
         np.savez_compressed(path, weights=self.weights.astype(np.float32), bias=np.float32(self.bias))
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
-        card.write_text(json.dumps({"sha256": digest, "threshold": self.threshold, "dimensions": DIMENSIONS,
-                                    **facts}, indent=2) + "\n")  # fmt: skip
+        card.write_text(
+            json.dumps({"sha256": digest, "threshold": self.threshold, "dimensions": DIMENSIONS, **facts}, indent=2)
+            + "\n"
+        )
         return digest
 
 
@@ -281,8 +292,13 @@ class Flag:
     reasons: tuple[str, ...]
 
     def to_dict(self) -> dict[str, object]:
-        return {"start": self.start, "end": self.end, "kind": self.kind, "score": round(self.score, 4),
-                "reasons": list(self.reasons)}  # fmt: skip
+        return {
+            "start": self.start,
+            "end": self.end,
+            "kind": self.kind,
+            "score": round(self.score, 4),
+            "reasons": list(self.reasons),
+        }
 
 
 @dataclass(frozen=True, slots=True)

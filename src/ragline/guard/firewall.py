@@ -61,15 +61,23 @@ def redact(text: str, verdict: Verdict) -> str:
 class InjectionFirewall:
     """Flags, redacts or drops retrieved text that instructs the reading model (``policy``)."""
 
-    def __init__(self, policy: str = "redact", threshold: float | None = None, patterns: bool = True,
-                 classifier: bool = True, detector: InjectionDetector | None = None, **_: Any) -> None:  # fmt: skip
+    def __init__(
+        self,
+        policy: str = "redact",
+        threshold: float | None = None,
+        patterns: bool = True,
+        classifier: bool = True,
+        detector: InjectionDetector | None = None,
+        **_: Any,
+    ) -> None:
         if policy not in POLICIES:
             raise ConfigError(f"guard firewall: policy={policy!r}; choose one of {', '.join(POLICIES)}")
         if not (patterns or classifier):
             raise ConfigError("guard firewall: patterns=false and classifier=false leaves nothing to detect with")
         self.policy = policy
-        self.detector = detector or InjectionDetector(threshold=threshold, use_patterns=patterns,
-                                                      use_classifier=classifier)  # fmt: skip
+        self.detector = detector or InjectionDetector(
+            threshold=threshold, use_patterns=patterns, use_classifier=classifier
+        )
 
     def screen(self, question: str, hits: list[Hit]) -> list[Hit]:
         """The hits the reader may see, each with ``injection_score`` in its metadata."""

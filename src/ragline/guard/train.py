@@ -66,8 +66,9 @@ def labelled_segments(record: dict[str, Any]) -> list[tuple[str, int]]:
     return out
 
 
-def fit_logistic(rows: Sequence[dict[int, float]], labels: np.ndarray, l2: float = 1e-5, steps: int = 3000,
-                 rate: float = 8.0) -> tuple[np.ndarray, float]:  # fmt: skip
+def fit_logistic(
+    rows: Sequence[dict[int, float]], labels: np.ndarray, l2: float = 1e-5, steps: int = 3000, rate: float = 8.0
+) -> tuple[np.ndarray, float]:
     """L2-regularized logistic regression on sparse rows, classes weighted to balance; (weights, bias)."""
     n = len(rows)
     lengths = np.array([len(r) for r in rows])
@@ -90,8 +91,10 @@ def choose_threshold(detector: InjectionDetector, dev: Sequence[dict[str, Any]],
     """The lowest classifier threshold whose dev benign flag rate is at most ``max_benign_rate``."""
     benign = [r for r in dev if r["label"] == "benign"]
     assert detector.model is not None
-    best_classifier = {id(r): max((detector.model.probability(normalize(s.text)) for s in segments(r["text"])),
-                                  default=0.0) for r in dev}  # fmt: skip
+    best_classifier = {
+        id(r): max((detector.model.probability(normalize(s.text)) for s in segments(r["text"])), default=0.0)
+        for r in dev
+    }
     best = 0.99
     for threshold in np.round(np.arange(0.99, 0.04, -0.01), 2):
         flagged = sum(best_classifier[id(r)] >= threshold for r in benign)
@@ -123,9 +126,13 @@ def train(records: Sequence[dict[str, Any]], max_benign_rate: float = 0.02) -> t
     model = InjectionModel(weights, bias, 0.5)
     threshold = choose_threshold(InjectionDetector(model, 0.5), dev, max_benign_rate)
     model = InjectionModel(weights, bias, threshold)
-    facts = {"train_segments": len(units), "train_positive_segments": int(labels.sum()),
-             "train_styles": sorted({r["style"] for r in train_set}), "dev_styles": sorted({r["style"] for r in dev}),
-             "max_benign_rate_dev": max_benign_rate}  # fmt: skip
+    facts = {
+        "train_segments": len(units),
+        "train_positive_segments": int(labels.sum()),
+        "train_styles": sorted({r["style"] for r in train_set}),
+        "dev_styles": sorted({r["style"] for r in dev}),
+        "max_benign_rate_dev": max_benign_rate,
+    }
     for name, chosen in (("train", train_set), ("dev", dev)):
         facts[name] = passage_rates(InjectionDetector(model), chosen)
     return model, facts

@@ -135,8 +135,14 @@ def build_batches(index: Any, pending: list[Document], gen: int) -> Iterator[tup
     batch_chars = max(index.commit_batch_chars, -(-chars // max(settings.max_segments, 1)))
     for documents in text_batches(pending, batch_chars):
         vectors = index._vectors_for(documents) if settings.embedder else None
-        segment = Segment.build(index._segment_name(gen), documents, settings.analyzer, settings.fields,
-                                vectors=vectors, vector_index=settings.vector_index)  # fmt: skip
+        segment = Segment.build(
+            index._segment_name(gen),
+            documents,
+            settings.analyzer,
+            settings.fields,
+            vectors=vectors,
+            vector_index=settings.vector_index,
+        )
         # Written now (then served from its files, so the postings built for this batch leave memory
         # before the next batch is analyzed), named by the manifest only at the swap.
         yield segment, write_segment(index.path, segment) if index.path is not None else None

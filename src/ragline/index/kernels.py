@@ -148,9 +148,24 @@ def select_from_allowed_rows(scores, rows, deleted, k):  # pragma: no cover
 
 @njit(cache=True, nogil=True)
 def search_segment(
-    query_ptr, query_gids, indptrs, docs, weights, g2ls, field_weights, deleted, allowed, allowed_rows, k,
-    first, last, scores, out_rows, out_values, out_count,
-):  # pragma: no cover  # fmt: skip
+    query_ptr,
+    query_gids,
+    indptrs,
+    docs,
+    weights,
+    g2ls,
+    field_weights,
+    deleted,
+    allowed,
+    allowed_rows,
+    k,
+    first,
+    last,
+    scores,
+    out_rows,
+    out_values,
+    out_count,
+):  # pragma: no cover
     """Queries ``first..last-1`` over one segment: accumulate every field, select each query's top ``k``.
 
     Query q's global term ids are ``query_gids[query_ptr[q]:query_ptr[q + 1]]``. ``indptrs``, ``docs``,
@@ -174,7 +189,7 @@ def search_segment(
 @njit(cache=True, nogil=True)
 def search_query(
     gids, indptrs, docs, weights, g2ls, field_weights, deleted, allowed, allowed_rows, k, scores
-):  # pragma: no cover  # fmt: skip
+):  # pragma: no cover
     """One query's top ``k`` rows and scores over one segment, best first (arguments: ``search_segment``)."""
     visited = 0
     for f in range(len(indptrs)):

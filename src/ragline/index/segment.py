@@ -268,8 +268,15 @@ class Segment:
                 f"{where}: the stored text of {self.ids[row]!r} cannot be read ({type(error).__name__}); "
                 "restore the index from a backup or rebuild it"
             ) from None
-        return Document(self.ids[row], raw["text"], raw["title"], self.metadata[row], self.sources[row],
-                        raw.get("index_text"), raw.get("parent"))  # fmt: skip
+        return Document(
+            self.ids[row],
+            raw["text"],
+            raw["title"],
+            self.metadata[row],
+            self.sources[row],
+            raw.get("index_text"),
+            raw.get("parent"),
+        )
 
     @property
     def metadata(self) -> list[dict[str, Any]]:

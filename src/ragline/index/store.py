@@ -261,8 +261,9 @@ class Index:
     def collection_stats(self) -> CollectionStats:
         """Live df, N and average lengths of the current commit, as searched (cached per commit)."""
         if self._collection_stats is None:  # updated from the last commit's where only segments were added
-            self._collection_stats = CollectionStats.compute(self.segments, self.deleted, self.settings.fields,
-                                                             self._previous_stats)  # fmt: skip
+            self._collection_stats = CollectionStats.compute(
+                self.segments, self.deleted, self.settings.fields, self._previous_stats
+            )
         return self._collection_stats
 
     def bm25_scorer(self, params: BM25Params | None = None) -> BM25Scorer:

@@ -86,12 +86,21 @@ def ray_connection(address: str, num_cpus: int | None = None) -> Iterator[Any]:
     try:
         if address == "ray":
             ray.init(
-                address="local", num_cpus=num_cpus or os.cpu_count(), object_store_memory=OBJECT_STORE_BYTES,
-                include_dashboard=False, log_to_driver=False, runtime_env=runtime_env, logging_level=logging.WARNING,
-            )  # fmt: skip
+                address="local",
+                num_cpus=num_cpus or os.cpu_count(),
+                object_store_memory=OBJECT_STORE_BYTES,
+                include_dashboard=False,
+                log_to_driver=False,
+                runtime_env=runtime_env,
+                logging_level=logging.WARNING,
+            )
         else:
-            ray.init(address=parse_workers(address), log_to_driver=False, runtime_env=runtime_env,
-                     logging_level=logging.WARNING)  # fmt: skip
+            ray.init(
+                address=parse_workers(address),
+                log_to_driver=False,
+                runtime_env=runtime_env,
+                logging_level=logging.WARNING,
+            )
     except (ConnectionError, RuntimeError, ValueError) as error:
         raise RaglineError(f"cannot start or reach Ray at {address}: {error}") from None
     try:
@@ -188,10 +197,16 @@ def load_on_ray(
         if dataset is not None:
             mapped = dataset.map_batches(
                 IngestWorker,
-                fn_constructor_kwargs={"chunker": settings.chunker, "context": settings.context,
-                                       "embedder": settings.embedder, "max_bytes": max_bytes},
-                batch_size=batch_size, compute=ray.data.ActorPoolStrategy(size=size), num_cpus=1,
-            )  # fmt: skip
+                fn_constructor_kwargs={
+                    "chunker": settings.chunker,
+                    "context": settings.context,
+                    "embedder": settings.embedder,
+                    "max_bytes": max_bytes,
+                },
+                batch_size=batch_size,
+                compute=ray.data.ActorPoolStrategy(size=size),
+                num_cpus=1,
+            )
             try:
                 rows = mapped.take_all()
             except Exception as error:  # a worker's failure arrives wrapped in Ray's task error

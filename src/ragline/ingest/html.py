@@ -80,8 +80,11 @@ def load_html(path: Path, relative: Path, max_bytes: int = DEFAULT_MAX_BYTES) ->
     except (lxml.etree.ParserError, ValueError):  # "Document is empty": nothing but whitespace
         raise InputError(str(path), "empty: no text to index") from None
     if any(error.type_name == "ERR_RESOURCE_LIMIT" for error in parser.error_log):
-        raise InputError(str(path), "nests elements deeper than the HTML parser's limit (2,048 levels): what "
-                                    "follows the limit would be lost; not indexed")  # fmt: skip
+        raise InputError(
+            str(path),
+            "nests elements deeper than the HTML parser's limit (2,048 levels): what "
+            "follows the limit would be lost; not indexed",
+        )
     text = html_to_text(root)
     if not text.strip():
         raise InputError(str(path), "empty: no text to index (after removing scripts, navigation and markup)")

@@ -107,13 +107,24 @@ class LLMChunker(Chunker):
 
     def config(self) -> dict[str, Any]:
         model = self._llm.id if self._llm is not None else self.model
-        return {"model": model, "max_words": self.max_words, "window": self.window, "max_tokens": self.max_tokens,
-                "spacing": self.spacing, **super().config()}  # fmt: skip
+        return {
+            "model": model,
+            "max_words": self.max_words,
+            "window": self.window,
+            "max_tokens": self.max_tokens,
+            "spacing": self.spacing,
+            **super().config(),
+        }
 
     @property
     def spec(self) -> str:
-        params = {"max_words": self.max_words, "window": self.window, "max_tokens": self.max_tokens,
-                  "spacing": self.spacing, "unit": self.unit}  # fmt: skip
+        params = {
+            "max_words": self.max_words,
+            "window": self.window,
+            "max_tokens": self.max_tokens,
+            "spacing": self.spacing,
+            "unit": self.unit,
+        }
         shown = [f"{k}={v}" for k, v in params.items() if not (k == "unit" and v == "words")]
         return f"{self.name}:model={self.model}," + ",".join(shown)
 
@@ -127,8 +138,12 @@ class LLMChunker(Chunker):
         if not sentences:
             return []
         # a heading never ends a chunk: a start the model put right after one moves up to it
-        starts = sorted({s - 1 if s > 0 and is_heading_line(text[slice(*sentences[s - 1])]) else s
-                         for s in self.starts(text, sentences)})  # fmt: skip
+        starts = sorted(
+            {
+                s - 1 if s > 0 and is_heading_line(text[slice(*sentences[s - 1])]) else s
+                for s in self.starts(text, sentences)
+            }
+        )
         bounds = [*starts, len(sentences)]
         out: list[tuple[Span, dict[str, Any]]] = []
         for first, after in zip(bounds, bounds[1:], strict=False):
@@ -185,12 +200,16 @@ class LLMChunker(Chunker):
             return []
         schema = {
             "type": "object",
-            "properties": {"starts": {"type": "array", "items": {"type": "integer", "minimum": 1,
-                                                                "maximum": len(window)},
-                                      "maxItems": max(1, len(window) // self.spacing)}},
+            "properties": {
+                "starts": {
+                    "type": "array",
+                    "items": {"type": "integer", "minimum": 1, "maximum": len(window)},
+                    "maxItems": max(1, len(window) // self.spacing),
+                }
+            },
             "required": ["starts"],
             "additionalProperties": False,
-        }  # fmt: skip
+        }
         messages = self.messages(text, window)
         llm = self.llm
         misses = llm.misses

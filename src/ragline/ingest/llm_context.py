@@ -142,8 +142,13 @@ class LLMContextualizer(PrefixContextualizer):
 
     def config(self) -> dict[str, Any]:
         model = self._llm.id if self._llm is not None else self.model
-        return {"llm": model, "prompt": self.prompt, "max_tokens": self.max_tokens,
-                "prompt_cache": self.prompt_cache, "breadcrumb": self.breadcrumb}  # fmt: skip
+        return {
+            "llm": model,
+            "prompt": self.prompt,
+            "max_tokens": self.max_tokens,
+            "prompt_cache": self.prompt_cache,
+            "breadcrumb": self.breadcrumb,
+        }
 
     def contextualize(self, document: Document, chunks: list[Document]) -> tuple[list[Document], None]:
         # PrefixContextualizer's loop, under a progress bar: generation takes seconds a chunk on a CPU.

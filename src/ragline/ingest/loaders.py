@@ -234,8 +234,13 @@ def _load_into(report: LoadReport, path: Path, relative: Path, max_bytes: int) -
     scanned = document.metadata.get("ocr_pages")
     if scanned:
         pages = ", ".join(str(page) for page in scanned)
-        report.warnings.append(InputError(str(path), f"page(s) {pages} are scanned images: their text needs OCR "
-                                          "(not indexed; no OCR model ships with ragline)"))  # fmt: skip
+        report.warnings.append(
+            InputError(
+                str(path),
+                f"page(s) {pages} are scanned images: their text needs OCR "
+                "(not indexed; no OCR model ships with ragline)",
+            )
+        )
     if signature is not None:
         report.signatures[str(path.resolve())] = signature
 

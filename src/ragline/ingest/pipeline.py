@@ -52,8 +52,14 @@ def chunk_documents(
 
 def _whole(document: Document) -> Document:
     """A whole document as its own single chunk (same id), with the chunk metadata a reader expects."""
-    metadata = {**document.metadata, "doc_id": document.id, "parent_id": document.id, "start": 0,
-                "end": len(document.text), "section": []}  # fmt: skip
+    metadata = {
+        **document.metadata,
+        "doc_id": document.id,
+        "parent_id": document.id,
+        "start": 0,
+        "end": len(document.text),
+        "section": [],
+    }
     return Document(document.id, document.text, document.title, metadata, document.source, document.index_text)
 
 

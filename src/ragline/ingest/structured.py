@@ -131,8 +131,7 @@ def structured_document(
 def core_metadata(properties: Any) -> dict[str, Any]:
     """Author, title and dates of an Office file's core properties (python-docx, python-pptx, openpyxl)."""
     out: dict[str, Any] = {}
-    for key, attribute in (("author", "author"), ("title", "title"), ("created", "created"),
-                           ("modified", "modified")):  # fmt: skip
+    for key, attribute in (("author", "author"), ("title", "title"), ("created", "created"), ("modified", "modified")):
         value = getattr(properties, attribute, None)
         if value:
             out[key] = value.isoformat() if hasattr(value, "isoformat") else str(value).strip()

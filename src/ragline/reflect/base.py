@@ -132,9 +132,16 @@ class RetrievingReader:
         return build_context([], self.budget)
 
     def config(self) -> dict[str, Any]:
-        return {"name": self.name, "retriever": self.retriever_spec, "k": self.k, "reader": self.reader_spec,
-                "model": self.model, "budget": self.budget, "critics": self.critics_path or "built-in",
-                "segments": self.segments}  # fmt: skip
+        return {
+            "name": self.name,
+            "retriever": self.retriever_spec,
+            "k": self.k,
+            "reader": self.reader_spec,
+            "model": self.model,
+            "budget": self.budget,
+            "critics": self.critics_path or "built-in",
+            "segments": self.segments,
+        }
 
 
 def build_checked(cls: Any, index: Any, llm: Any, settings: dict[str, Any]) -> Any:

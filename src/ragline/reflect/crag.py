@@ -105,8 +105,12 @@ class CRAGReader(RetrievingReader):
             have = {document_id(h) for h in knowledge}
             wide = [h for h in wide if document_id(h) not in have]
             wide_confidence = self.wide_critics.retrieval_confidence(question, wide) if wide else 0.0
-            info["external"] = {"query": rewritten, "retriever": self.fallback_spec, "passages": len(wide),
-                                "confidence": round(wide_confidence, 4)}  # fmt: skip
+            info["external"] = {
+                "query": rewritten,
+                "retriever": self.fallback_spec,
+                "passages": len(wide),
+                "confidence": round(wide_confidence, 4),
+            }
             if band == "incorrect" and wide_confidence < self.lower:
                 why = (
                     f"retrieval graded {confidence:.3f} and the wider search {wide_confidence:.3f}, both < {self.lower}"
@@ -123,9 +127,15 @@ class CRAGReader(RetrievingReader):
         return answer, context
 
     def config(self) -> dict[str, Any]:
-        return {**super().config(), "upper": self.upper, "lower": self.lower, "strip_threshold": self.strip_threshold,
-                "fallback": self.fallback_spec, "fallback_k": self.fallback_k,
-                "fallback_index": self.fallback_index}  # fmt: skip
+        return {
+            **super().config(),
+            "upper": self.upper,
+            "lower": self.lower,
+            "strip_threshold": self.strip_threshold,
+            "fallback": self.fallback_spec,
+            "fallback_k": self.fallback_k,
+            "fallback_index": self.fallback_index,
+        }
 
 
 @register("reader", "crag")

@@ -89,9 +89,16 @@ class LogisticCritic:
         scale[scale == 0] = 1.0
         y = np.asarray([list(classes).index(label) for label in labels])
         model = LogisticRegression(C=c, class_weight="balanced", max_iter=2000).fit((x - mean) / scale, y)
-        return cls(name, tuple(features), tuple(classes), tuple(map(float, mean)), tuple(map(float, scale)),
-                   tuple(tuple(map(float, r)) for r in model.coef_), tuple(map(float, model.intercept_)),
-                   dict(card or {}))  # fmt: skip
+        return cls(
+            name,
+            tuple(features),
+            tuple(classes),
+            tuple(map(float, mean)),
+            tuple(map(float, scale)),
+            tuple(tuple(map(float, r)) for r in model.coef_),
+            tuple(map(float, model.intercept_)),
+            dict(card or {}),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -100,10 +107,15 @@ class LogisticCritic:
     def from_dict(cls, data: dict[str, Any], source: str) -> LogisticCritic:
         try:
             critic = cls(
-                str(data["name"]), tuple(data["features"]), tuple(data["classes"]), tuple(data["mean"]),
-                tuple(data["scale"]), tuple(tuple(r) for r in data["coef"]), tuple(data["intercept"]),
+                str(data["name"]),
+                tuple(data["features"]),
+                tuple(data["classes"]),
+                tuple(data["mean"]),
+                tuple(data["scale"]),
+                tuple(tuple(r) for r in data["coef"]),
+                tuple(data["intercept"]),
                 dict(data.get("card", {})),
-            )  # fmt: skip
+            )
         except (KeyError, TypeError) as error:
             raise InputError(
                 source, f"a critic needs name, features, classes, mean, scale, coef, intercept: {error}"
@@ -125,8 +137,9 @@ def load_critics(path: str = str(CRITICS_FILE)) -> dict[str, LogisticCritic]:
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as error:
-        raise InputError(path, f"cannot read the reflection critics ({error}); train them with "
-                               "`python -m ragline.reflect.train`") from error  # fmt: skip
+        raise InputError(
+            path, f"cannot read the reflection critics ({error}); train them with `python -m ragline.reflect.train`"
+        ) from error
     except json.JSONDecodeError as error:
         raise InputError(f"{path}:{error.lineno}", f"not JSON: {error.msg}") from error
     missing = [name for name in CRITICS if name not in data]

@@ -122,14 +122,16 @@ def passage_features(question: str, hits: Sequence[Hit], terms: IndexTerms) -> l
         body = set(terms.analyze(hit.text))
         sentences = [set(terms.analyze(s)) for s in sentence_texts(hit.text)] or [body]
         held = identifiers(f"{hit.title} {hit.text}")
-        rows.append([
-            _covered(weights, body | set(terms.analyze(hit.title))),
-            max(_covered(weights, s) for s in sentences),
-            _covered(weights, set(terms.analyze(hit.title))),
-            len(wanted & held) / len(wanted) if wanted else 1.0,
-            lexical[i],
-            1.0 / (i + 1),
-        ])  # fmt: skip
+        rows.append(
+            [
+                _covered(weights, body | set(terms.analyze(hit.title))),
+                max(_covered(weights, s) for s in sentences),
+                _covered(weights, set(terms.analyze(hit.title))),
+                len(wanted & held) / len(wanted) if wanted else 1.0,
+                lexical[i],
+                1.0 / (i + 1),
+            ]
+        )
     return rows
 
 

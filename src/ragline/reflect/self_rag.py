@@ -78,8 +78,16 @@ class SelfRAGReader(RetrievingReader):
             issup = 1.0 if any(c.supported for c in draft.citations) else 0.0
             isuse = min(1.0, float(draft.details.get("score", 1.0)))
             score = w_rel * isrel + w_sup * issup + w_use * isuse
-            drafts.append({"doc_id": hit.doc_id, "draft": draft.text, "isrel": round(isrel, 4), "issup": issup,
-                           "isuse": round(isuse, 4), "score": round(score, 4)})  # fmt: skip
+            drafts.append(
+                {
+                    "doc_id": hit.doc_id,
+                    "draft": draft.text,
+                    "isrel": round(isrel, 4),
+                    "issup": issup,
+                    "isuse": round(isuse, 4),
+                    "score": round(score, 4),
+                }
+            )
             if best is None or score > best[0]:
                 best = (score, draft, context)
         info.update(decision="retrieve", drafts=drafts)
@@ -92,8 +100,14 @@ class SelfRAGReader(RetrievingReader):
 
     def config(self) -> dict[str, Any]:
         w_rel, w_sup, w_use = self.weights
-        return {**super().config(), "retrieve_threshold": self.retrieve_threshold, "w_rel": w_rel, "w_sup": w_sup,
-                "w_use": w_use, "min_score": self.min_score}  # fmt: skip
+        return {
+            **super().config(),
+            "retrieve_threshold": self.retrieve_threshold,
+            "w_rel": w_rel,
+            "w_sup": w_sup,
+            "w_use": w_use,
+            "min_score": self.min_score,
+        }
 
 
 @register("reader", "self-rag")

@@ -75,8 +75,9 @@ def collect(worlds: list[World], relevance: LogisticCritic | None = None) -> dic
     from ragline.reflect.critics import Critics
     from ragline.retrieve.registry import build_retriever
 
-    data: dict[str, Any] = {s: {c: ([], [], [], []) for c in ("retrieve", "relevance", "retrieval", "route")}
-                            for s in ("train", "held")}  # fmt: skip
+    data: dict[str, Any] = {
+        s: {c: ([], [], [], []) for c in ("retrieve", "relevance", "retrieval", "route")} for s in ("train", "held")
+    }
     for world in worlds:
         critics = Critics(world.index)
         terms = critics.terms
@@ -99,8 +100,9 @@ def collect(worlds: list[World], relevance: LogisticCritic | None = None) -> dic
             split["relevance"][2].extend(r[4] for r in rows)  # the lexical grade, the baseline
             if relevance is None:
                 continue
-            without = [h for h in retriever.search(q.text, DEPTH + len(gold) * 5, user_filter(q))
-                       if h.document_id not in gold][:K]  # fmt: skip
+            without = [
+                h for h in retriever.search(q.text, DEPTH + len(gold) * 5, user_filter(q)) if h.document_id not in gold
+            ][:K]
             lists = [(hits[:K], any(h.document_id in gold for h in hits[:K]))]
             if gold:
                 lists.append((without, False))
@@ -133,20 +135,29 @@ def train(worlds: list[World]) -> tuple[dict[str, LogisticCritic], dict[str, Any
         held_rows, held_labels, baseline, of_world = data["held"][name]
         y = [int(label == "yes") for label in held_labels]
         scores = list(critics[name].probability(held_rows))
-        entry: dict[str, Any] = {"train": dict(Counter(data["train"][name][1])), "held_out": dict(Counter(held_labels)),
-                 "auc": auc(scores, y)}  # fmt: skip
+        entry: dict[str, Any] = {
+            "train": dict(Counter(data["train"][name][1])),
+            "held_out": dict(Counter(held_labels)),
+            "auc": auc(scores, y),
+        }
         if baseline:
             entry["lexical_auc"] = auc(list(baseline), y)
         for world in dict.fromkeys(of_world):  # the same AUCs on each world's held-out questions alone
             at = [i for i, w in enumerate(of_world) if w == world]
-            entry[world] = {"n": len(at), "auc": auc([scores[i] for i in at], [y[i] for i in at]),
-                            "lexical_auc": auc([baseline[i] for i in at], [y[i] for i in at])}  # fmt: skip
+            entry[world] = {
+                "n": len(at),
+                "auc": auc([scores[i] for i in at], [y[i] for i in at]),
+                "lexical_auc": auc([baseline[i] for i in at], [y[i] for i in at]),
+            }
         report[name] = entry
     held_rows, held_labels, *_ = data["held"]["route"]
     predicted = [critics["route"].classes[i] for i in np.argmax(critics["route"].probabilities(held_rows), axis=1)]
-    report["route"] = {"train": dict(Counter(labels)), "held_out": dict(Counter(held_labels)),
-                       "accuracy": float(np.mean([p == t for p, t in zip(predicted, held_labels)])),
-                       "predicted": dict(Counter(predicted))}  # fmt: skip
+    report["route"] = {
+        "train": dict(Counter(labels)),
+        "held_out": dict(Counter(held_labels)),
+        "accuracy": float(np.mean([p == t for p, t in zip(predicted, held_labels)])),
+        "predicted": dict(Counter(predicted)),
+    }
     for name, critic in critics.items():
         critics[name] = LogisticCritic(**{**critic.__dict__, "card": {"worlds": report["worlds"], **report[name]}})
     report["seconds"] = round(time.perf_counter() - started, 1)

@@ -272,8 +272,13 @@ class SmallToBigExpander:
         out = []
         for passage in passages:
             best = passage.hits[0]
-            metadata = {**best.metadata, "start": passage.start, "end": passage.end, "expanded_from": best.doc_id,
-                        "section": passage.section or best.metadata.get("section", [])}  # fmt: skip
+            metadata = {
+                **best.metadata,
+                "start": passage.start,
+                "end": passage.end,
+                "expanded_from": best.doc_id,
+                "section": passage.section or best.metadata.get("section", []),
+            }
             out.append(Hit(best.doc_id, best.score, best.rank, best.title, passage.text, metadata, best.parent))
         return out
 

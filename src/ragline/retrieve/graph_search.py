@@ -79,8 +79,11 @@ class GraphLocalRetriever(_GraphRetriever):
         near: dict[int, float] = {}
         for (a, b), evidence in graph.relations.items():
             for mine, other in ((a, b), (b, a)):
-                if (mine in named and other not in named
-                        and (allowed is None or any(graph.chunk_ids[c] in allowed for c in evidence))):  # fmt: skip
+                if (
+                    mine in named
+                    and other not in named
+                    and (allowed is None or any(graph.chunk_ids[c] in allowed for c in evidence))
+                ):
                     near[other] = max(near.get(other, 0.0), idf(other))
         scores: dict[str, float] = {}
         for e in named:
@@ -111,8 +114,9 @@ class GraphLocalRetriever(_GraphRetriever):
                 sources = [s for s in sources if allowed is None or s in allowed]
                 if sources:
                     labels = graph.labels.get((a, b), [])
-                    out.append({"source": graph.names[a], "target": graph.names[b], "labels": labels,
-                                "sources": sources})  # fmt: skip
+                    out.append(
+                        {"source": graph.names[a], "target": graph.names[b], "labels": labels, "sources": sources}
+                    )
         out.sort(key=lambda r: -len(r["sources"]))
         return out[:limit]
 
@@ -160,8 +164,10 @@ class GraphGlobalRetriever(_GraphRetriever):
 
     def reports(self, query: str, k: int = 5, filter: FilterLike = None) -> list[Hit]:
         """The best reports as hits: their text, and ``acl`` and ``sources`` (chunk ids) in the metadata."""
-        return [Hit(r.id, s, i, r.title, r.text, {"acl": r.acl, "sources": r.sources, "level": r.level})
-                for i, (r, s) in enumerate(self.ranked_reports(query, k, filter), start=1)]  # fmt: skip
+        return [
+            Hit(r.id, s, i, r.title, r.text, {"acl": r.acl, "sources": r.sources, "level": r.level})
+            for i, (r, s) in enumerate(self.ranked_reports(query, k, filter), start=1)
+        ]
 
     def rank(self, query: str, k: int = 10, filter: FilterLike = None) -> Ranked:
         out: Ranked = []

@@ -160,8 +160,13 @@ class MaxSimRetriever(Retriever):
 
     def config(self) -> dict[str, Any]:
         encoder = self.encoder.config()
-        return {"name": self.name, "embedder": encoder["embedder"], "embedder_id": encoder["embedder_id"],
-                "dtype": encoder["dtype"], "max_rows": self.max_rows}  # fmt: skip
+        return {
+            "name": self.name,
+            "embedder": encoder["embedder"],
+            "embedder_id": encoder["embedder_id"],
+            "dtype": encoder["dtype"],
+            "max_rows": self.max_rows,
+        }
 
 
 def segment_maxsim(q: np.ndarray, vectors: np.ndarray, starts: np.ndarray) -> np.ndarray:

@@ -117,8 +117,10 @@ class PPRRetriever(Retriever):
     ) -> None:
         super().__init__(index)
         if not 0 <= damping < 1 or not 0 <= passage_weight <= 1 or seed_k < 0:
-            raise ConfigError(f"ppr: damping in [0, 1), passage_weight in [0, 1], seed_k >= 0; got "
-                              f"{damping}, {passage_weight}, {seed_k}")  # fmt: skip
+            raise ConfigError(
+                f"ppr: damping in [0, 1), passage_weight in [0, 1], seed_k >= 0; got "
+                f"{damping}, {passage_weight}, {seed_k}"
+            )
         if not 0 <= synonyms <= 1:
             raise ConfigError(f"ppr: synonyms is a cosine threshold in (0, 1], or 0 for none; got {synonyms}")
         self.first = build_retriever(first, index, bm25)
@@ -197,9 +199,17 @@ class PPRRetriever(Retriever):
         return ranked
 
     def config(self) -> dict[str, Any]:
-        return {"name": self.name, "first": self.first.config(), "seed_k": self.seed_k, "damping": self.damping,
-                "passage_weight": self.passage_weight, "synonyms": self.synonyms, "extractor": self.extractor,
-                "idf": self.idf, "mix": self.mix}  # fmt: skip
+        return {
+            "name": self.name,
+            "first": self.first.config(),
+            "seed_k": self.seed_k,
+            "damping": self.damping,
+            "passage_weight": self.passage_weight,
+            "synonyms": self.synonyms,
+            "extractor": self.extractor,
+            "idf": self.idf,
+            "mix": self.mix,
+        }
 
 
 def _query_names(query: str) -> list[str]:

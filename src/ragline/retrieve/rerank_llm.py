@@ -84,13 +84,16 @@ class PointwiseLLMReranker(_LLMReranker):
     """P(yes) that a passage answers the query, from the first token's top logprobs (model=SPEC, interpolate=W)."""
 
     name = "llm-pointwise"
-    PROMPT = ("Passage: {passage}\n\nQuestion: {query}\n\nDoes the passage answer the question? "
-              "Answer yes or no.")  # fmt: skip
+    PROMPT = "Passage: {passage}\n\nQuestion: {query}\n\nDoes the passage answer the question? Answer yes or no."
 
     def __init__(
-        self, llm: Any = None, model: str | None = None, words: int = DEFAULT_PASSAGE_WORDS, interpolate: float = 1.0,
+        self,
+        llm: Any = None,
+        model: str | None = None,
+        words: int = DEFAULT_PASSAGE_WORDS,
+        interpolate: float = 1.0,
         top: int = 10,
-    ) -> None:  # fmt: skip
+    ) -> None:
         super().__init__(llm, model, words, interpolate)
         self.top = int(top)
 
@@ -133,13 +136,21 @@ class ListwiseLLMReranker(_LLMReranker):
     """The LLM orders windows of candidates, sliding from the bottom up (window=W, step=S, model=SPEC)."""
 
     name = "llm-listwise"
-    PROMPT = ("Rank the {n} passages by how well they answer the question, best first. Answer only with "
-              "their numbers, like [2] > [1] > [3].\n\nQuestion: {query}\n\n{passages}\n\nRanking:")  # fmt: skip
+    PROMPT = (
+        "Rank the {n} passages by how well they answer the question, best first. Answer only with "
+        "their numbers, like [2] > [1] > [3].\n\nQuestion: {query}\n\n{passages}\n\nRanking:"
+    )
 
     def __init__(
-        self, llm: Any = None, model: str | None = None, words: int = 60, window: int = 5, step: int = 3,
-        max_tokens: int = 48, interpolate: float = 1.0,
-    ) -> None:  # fmt: skip
+        self,
+        llm: Any = None,
+        model: str | None = None,
+        words: int = 60,
+        window: int = 5,
+        step: int = 3,
+        max_tokens: int = 48,
+        interpolate: float = 1.0,
+    ) -> None:
         super().__init__(llm, model, words, interpolate)
         if int(window) < 2 or not 1 <= int(step) <= int(window):
             raise ConfigError(f"reranker 'llm-listwise': window >= 2 and 1 <= step <= window, got {window}, {step}")

@@ -61,8 +61,12 @@ class _StoreRetriever(Retriever):
 
     def config(self) -> dict[str, Any]:
         stamps = self.collection.stamps()
-        return {"name": self.name, "store": str(getattr(self.collection, "uri", "embedded")),
-                "settings": stamps["settings"], "embedder": stamps.get("embedder")}  # fmt: skip
+        return {
+            "name": self.name,
+            "store": str(getattr(self.collection, "uri", "embedded")),
+            "settings": stamps["settings"],
+            "embedder": stamps.get("embedder"),
+        }
 
 
 @register("retriever", "store-bm25", aliases=("milvus-bm25",))

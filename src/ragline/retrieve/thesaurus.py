@@ -116,8 +116,9 @@ class WordVectors:
     analyzer: Any
 
     def groups(self, threshold: float = 0.6, neighbours: int = 3) -> list[list[str]]:
-        return nearest_groups(self.terms, self.term_vectors, self.words, self.word_vectors, self.analyzer,
-                              threshold, neighbours)  # fmt: skip
+        return nearest_groups(
+            self.terms, self.term_vectors, self.words, self.word_vectors, self.analyzer, threshold, neighbours
+        )
 
 
 def word_vectors(
@@ -142,8 +143,9 @@ def word_vectors(
         raise ConfigError(f"embedder {embedder!r} has no word-piece vocabulary to take synonyms from; use minilm")
     terms = corpus_terms(documents, analyze, min_df, max_df_share)
     if not terms:
-        raise ConfigError(f"no corpus term is in {min_df} or more documents (and at most {max_df_share:.0%}): "
-                          "lower --min-df")  # fmt: skip
+        raise ConfigError(
+            f"no corpus term is in {min_df} or more documents (and at most {max_df_share:.0%}): lower --min-df"
+        )
     words = vocabulary_words(tokenizer, analyze)
     folder = Path(cache) if cache is not None else cache_root() / "thesaurus"
     file = folder / f"{content_hash(model.id + chr(0) + chr(10).join(words))[:24]}.npy"

@@ -120,8 +120,13 @@ class RM3:
         return [(query, 1.0), (" ".join(word for word, _ in terms), self.weight)]
 
     def config(self) -> dict[str, Any]:
-        return {"name": "rm3", "fb_docs": self.fb_docs, "fb_terms": self.fb_terms, "weight": self.weight,
-                "first": self.first.config()}  # fmt: skip
+        return {
+            "name": "rm3",
+            "fb_docs": self.fb_docs,
+            "fb_terms": self.fb_terms,
+            "weight": self.weight,
+            "first": self.first.config(),
+        }
 
 
 def read_thesaurus(path: str | Path) -> list[list[str]]:
@@ -223,8 +228,13 @@ class TransformedRetriever(Retriever):
         return rank(fuse(self.fuser, runs, weights=[w for _, w in queries]), k)
 
     def config(self) -> dict[str, Any]:
-        return {"name": self.name, "first": self.first.config(), "transforms": [t.config() for t in self.transforms],
-                "fuser": self.fuser, "depth": self.depth}  # fmt: skip
+        return {
+            "name": self.name,
+            "first": self.first.config(),
+            "transforms": [t.config() for t in self.transforms],
+            "fuser": self.fuser,
+            "depth": self.depth,
+        }
 
 
 def weighted_queries(transform: Any, query: str, filter: FilterLike = None) -> list[tuple[str | Query, float]]:
@@ -283,8 +293,10 @@ class LLMRewrite(_LLMTransform):
     """The LLM's rewrite of the query for search, beside the query (weight=W; model=SPEC)."""
 
     name = "rewrite"
-    PROMPT = ("Rewrite this question as a search query for a document collection. Use the words a document that "
-              "answers it would use. Write only the query.\n\nQuestion: ")  # fmt: skip
+    PROMPT = (
+        "Rewrite this question as a search query for a document collection. Use the words a document that "
+        "answers it would use. Write only the query.\n\nQuestion: "
+    )
 
     def __init__(self, llm: Any = None, model: str | None = None, weight: float = 1.0, **options: Any) -> None:
         super().__init__(llm, model, **options)
@@ -303,8 +315,10 @@ class MultiQuery(_LLMTransform):
     """n LLM paraphrases of the query, each weight 1, fused with it (RAG-Fusion; n=3, model=SPEC)."""
 
     name = "multi-query"
-    PROMPT = ("Write {n} different search queries that ask the same as this question, with other words. "
-              "One query per line, nothing else.\n\nQuestion: ")  # fmt: skip
+    PROMPT = (
+        "Write {n} different search queries that ask the same as this question, with other words. "
+        "One query per line, nothing else.\n\nQuestion: "
+    )
 
     def __init__(self, llm: Any = None, model: str | None = None, n: int = 3, **options: Any) -> None:
         super().__init__(llm, model, **options)

@@ -209,8 +209,14 @@ class Engine:
         with self.write_lock, Index.open(self.index.path) as writer:
             report = writer.sync(units, prune=prune, keep=loaded.keep)
             if not allow_mass_delete:  # before the commit: raising drops what the sync staged
-                check_deletions(report, folder, self.index.path, recorded_sources(self.index.path),
-                                getattr(loaded, "withdrawn", set()), "allow_mass_delete: true")  # fmt: skip
+                check_deletions(
+                    report,
+                    folder,
+                    self.index.path,
+                    recorded_sources(self.index.path),
+                    getattr(loaded, "withdrawn", set()),
+                    "allow_mass_delete: true",
+                )
             writer.commit()
         with self.index_lock:
             self.index.refresh()

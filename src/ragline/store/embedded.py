@@ -117,8 +117,11 @@ class EmbeddedCollection:
         return rank(fuse("rrf", runs, k=rrf_k), k)
 
     def stamps(self) -> dict[str, Any]:
-        return {"format": self.index.manifest["format"], "settings": self.index.manifest["settings"],
-                "embedder": self.index.manifest.get("embedder")}  # fmt: skip
+        return {
+            "format": self.index.manifest["format"],
+            "settings": self.index.manifest["settings"],
+            "embedder": self.index.manifest.get("embedder"),
+        }
 
     def info(self) -> dict[str, Any]:
         return {"store": str(self.index.path) if self.index.path else "memory", **self.index.info()}

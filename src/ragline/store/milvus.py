@@ -98,8 +98,13 @@ class MilvusCollection:
         self.client.create_collection(self.name, schema=schema, index_params=index_params)
         from ragline import __version__
 
-        self.properties = {FORMAT_KEY: str(FORMAT), SETTINGS_KEY: json.dumps(settings.to_dict()),
-                           GENERATION_KEY: "0", CREATED_KEY: _now(), VERSION_KEY: __version__}  # fmt: skip
+        self.properties = {
+            FORMAT_KEY: str(FORMAT),
+            SETTINGS_KEY: json.dumps(settings.to_dict()),
+            GENERATION_KEY: "0",
+            CREATED_KEY: _now(),
+            VERSION_KEY: __version__,
+        }
         if settings.embedder:
             self.properties[EMBEDDER_KEY] = json.dumps(self._embedder_stamp())
         self.client.alter_collection_properties(self.name, properties=self.properties)
@@ -246,8 +251,17 @@ class MilvusCollection:
                 raise InputError(
                     f"document {doc.id!r}", f"acl holds more than {MAX_ACL} groups or one over {MAX_GROUP} bytes"
                 )
-            rows.append({"id": doc.id, "doc": document_id_of(doc.id), "hash": doc.hash, "text": text,
-                         "acl": acl, "meta": meta, "payload": payload})  # fmt: skip
+            rows.append(
+                {
+                    "id": doc.id,
+                    "doc": document_id_of(doc.id),
+                    "hash": doc.hash,
+                    "text": text,
+                    "acl": acl,
+                    "meta": meta,
+                    "payload": payload,
+                }
+            )
         if self.settings.embedder:
             missing = [i for i, (_, v) in enumerate(batch) if v is None]
             if missing:
@@ -332,10 +346,17 @@ class MilvusCollection:
     def info(self) -> dict[str, Any]:
         """What ``Index.info`` reports, where Milvus knows it (no deleted rows, segments or size on disk)."""
         generation = self.generation  # reads the properties afresh
-        return {"store": str(self.uri), "path": str(self.uri), "documents": len(self), "deleted": None,
-                "generation": generation, "ragline_version": self.properties.get(VERSION_KEY),
-                "created_at": self.properties.get(CREATED_KEY), "committed_at": self.properties.get(COMMITTED_KEY),
-                **self.stamps()}  # fmt: skip
+        return {
+            "store": str(self.uri),
+            "path": str(self.uri),
+            "documents": len(self),
+            "deleted": None,
+            "generation": generation,
+            "ragline_version": self.properties.get(VERSION_KEY),
+            "created_at": self.properties.get(CREATED_KEY),
+            "committed_at": self.properties.get(COMMITTED_KEY),
+            **self.stamps(),
+        }
 
     stats = info
 
@@ -347,9 +368,14 @@ class MilvusCollection:
             raise ConfigError(f"Milvus returns at most {MAX_LIMIT} results a search; ask for fewer than {k}")
         expr = to_milvus_expr(filter) or ""
         return self.client.search(
-            self.name, data=data, anns_field=field, limit=k, filter=expr, search_params={"params": params},
+            self.name,
+            data=data,
+            anns_field=field,
+            limit=k,
+            filter=expr,
+            search_params={"params": params},
             output_fields=[],
-        )[0]  # fmt: skip
+        )[0]
 
     def search_sparse(self, query: str, k: int = 10, filter: FilterLike = None) -> list[tuple[str, float]]:
         """BM25 by Milvus (its analyzer, its statistics). Milvus Lite reports BM25 as a negative distance."""
@@ -390,9 +416,10 @@ class MilvusCollection:
         vector = [float(x) for x in self.embedder.embed_queries([query])[0]]
         requests = [
             pymilvus.AnnSearchRequest(data=[query], anns_field="sparse", param={}, limit=k, expr=expr),
-            pymilvus.AnnSearchRequest(data=[vector], anns_field="dense", param={"params": self._search_params},
-                                      limit=k, expr=expr),
-        ]  # fmt: skip
+            pymilvus.AnnSearchRequest(
+                data=[vector], anns_field="dense", param={"params": self._search_params}, limit=k, expr=expr
+            ),
+        ]
         hits = self.client.hybrid_search(self.name, requests, pymilvus.RRFRanker(rrf_k), limit=k, output_fields=[])
         return [(hit["id"], float(hit["distance"])) for hit in hits[0]]
 

@@ -57,10 +57,12 @@ def collection_schema(client: Any, settings: IndexSettings, dim: int | None) -> 
     schema.add_field("payload", DataType.VARCHAR, max_length=MAX_TEXT)
     schema.add_function(
         pymilvus.Function(
-            name="bm25", function_type=pymilvus.FunctionType.BM25,
-            input_field_names=["text"], output_field_names=["sparse"],
+            name="bm25",
+            function_type=pymilvus.FunctionType.BM25,
+            input_field_names=["text"],
+            output_field_names=["sparse"],
         )
-    )  # fmt: skip
+    )
     index_params = client.prepare_index_params()
     bm25 = {"bm25_k1": settings.bm25.k1, "bm25_b": settings.bm25.b}
     index_params.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25", params=bm25)

@@ -223,9 +223,17 @@ def reports(graph: EntityGraph, docs: Sequence[Document], per_report: int = 6) -
                 heads = Counter(e for _, c, s, _ in chosen for e in graph.mentions[c][s] if e in inside)
                 title = "Community: " + ", ".join(graph.names[e] for e, _ in heads.most_common(8))
                 rid = f"report:{level}.{number}" + ("" if acl_key is None else f"@{'+'.join(acl_key) or '-'}")
-                out.append(Report(rid, level, number, title, [sentence_texts[c][s] for _, c, s, _ in chosen],
-                                  [graph.chunk_ids[c] for _, c, _, _ in chosen],
-                                  None if acl_key is None else list(acl_key)))  # fmt: skip
+                out.append(
+                    Report(
+                        rid,
+                        level,
+                        number,
+                        title,
+                        [sentence_texts[c][s] for _, c, s, _ in chosen],
+                        [graph.chunk_ids[c] for _, c, _, _ in chosen],
+                        None if acl_key is None else list(acl_key),
+                    )
+                )
     return out
 
 
@@ -265,14 +273,25 @@ def from_json(data: Mapping[str, Any]) -> EntityGraph:
     )
 
 
-def save_graph(graph: EntityGraph, index_dir: str | os.PathLike[str], params: Mapping[str, Any],
-               sources: Mapping[str, str], cost: Mapping[str, Any]) -> Path:  # fmt: skip
+def save_graph(
+    graph: EntityGraph,
+    index_dir: str | os.PathLike[str],
+    params: Mapping[str, Any],
+    sources: Mapping[str, str],
+    cost: Mapping[str, Any],
+) -> Path:
     """Write the structure and its manifest to a temporary folder, fsync, and rename it into place."""
     target = structure_dir(index_dir)
     target.parent.mkdir(parents=True, exist_ok=True)
     temp = Path(tempfile.mkdtemp(prefix=f".{NAME}-", dir=target.parent))
-    manifest = {"structure": NAME, "format": FORMAT, "params": dict(params), "sources": dict(sources),
-                "built_at": datetime.now(UTC).isoformat(timespec="seconds"), "cost": dict(cost)}  # fmt: skip
+    manifest = {
+        "structure": NAME,
+        "format": FORMAT,
+        "params": dict(params),
+        "sources": dict(sources),
+        "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "cost": dict(cost),
+    }
     for name, data in (("graph.json", to_json(graph)), ("manifest.json", manifest)):
         with open(temp / name, "w", encoding="utf-8") as f:
             json.dump(data, f)
@@ -322,8 +341,11 @@ def build_structure(index: Any, extractor: str = "rules", llm: Any = None, **par
     previous = load_graph(index.path) if index.path else None
     calls_before = getattr(llm, "calls", 0)
     graph = build_graph(docs, extractor=extractor, llm=llm, previous=previous, **params)
-    cost = {"llm_calls": getattr(llm, "calls", 0) - calls_before, "tokens": 0,
-            "seconds": round(time.perf_counter() - started, 3)}  # fmt: skip
+    cost = {
+        "llm_calls": getattr(llm, "calls", 0) - calls_before,
+        "tokens": 0,
+        "seconds": round(time.perf_counter() - started, 3),
+    }
     if index.path:
         save_graph(graph, index.path, {"extractor": extractor, **params}, live_sources(index), cost)
     return graph

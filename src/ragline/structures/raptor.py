@@ -101,8 +101,16 @@ class RaptorRetriever(Retriever):
         if int(beam) < 1:
             raise ConfigError(f"raptor: beam must be >= 1, got {beam}")
         self.mode, self.beam, self.expand, self.llm = mode, int(beam), expand, llm
-        self.params = RaptorParams.of({"reduce": reduce, "summarizer": summarizer, "max_children": max_children,
-                                       "threshold": threshold, "sentences": sentences, **build})  # fmt: skip
+        self.params = RaptorParams.of(
+            {
+                "reduce": reduce,
+                "summarizer": summarizer,
+                "max_children": max_children,
+                "threshold": threshold,
+                "sentences": sentences,
+                **build,
+            }
+        )
         self._tree: RaptorTree | None = None
         self._generation: int | None = None
 

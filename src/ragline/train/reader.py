@@ -221,8 +221,10 @@ def training_examples(
         "dev_questions": len(dev_q),
         "dev_no_answer": len(dev) - len(dev_q),
     }
-    log(f"{path}: {len(train_titles)} train / {len(dev_titles)} dev articles; {len(train)} train examples "
-        f"({counts['train_no_answer']} no-answer), {len(dev)} dev ({counts['dev_no_answer']} no-answer)")  # fmt: skip
+    log(
+        f"{path}: {len(train_titles)} train / {len(dev_titles)} dev articles; {len(train)} train examples "
+        f"({counts['train_no_answer']} no-answer), {len(dev)} dev ({counts['dev_no_answer']} no-answer)"
+    )
     return train, dev, counts
 
 
@@ -236,8 +238,9 @@ def targets(
     rows: list[int] = []
     starts: list[int] = []
     ends: list[int] = []
-    encoded = encode_pairs(tokenizer, [qa.question for qa in batch], [qa.context for qa in batch],
-                           settings.max_length, settings.stride)  # fmt: skip
+    encoded = encode_pairs(
+        tokenizer, [qa.question for qa in batch], [qa.context for qa in batch], settings.max_length, settings.stride
+    )
     by_example: dict[int, list[int]] = {}
     for w, e in enumerate(encoded.passages):
         by_example.setdefault(e, []).append(w)
@@ -268,8 +271,9 @@ def dev_figures(model: Any, tokenizer: Any, dev: list[QA], settings: ReaderTrain
     """Read every dev example whole (all windows), decode, calibrate the threshold: F1 and the threshold."""
     margins, f1s, answerable = [], [], []
     for qa in dev:
-        windows = score_windows(model, encode_windows(tokenizer, qa.question, [qa.context], settings.max_length,
-                                                      settings.stride))  # fmt: skip
+        windows = score_windows(
+            model, encode_windows(tokenizer, qa.question, [qa.context], settings.max_length, settings.stride)
+        )
         choice = decode(windows, settings.max_answer_tokens)
         text = qa.context[choice.start : choice.end] if choice.passage is not None else ""
         margins.append(choice.margin)

@@ -73,8 +73,10 @@ def read_corpus(path: str | Path, log: Log = lambda message: None) -> list[Docum
     for error in report.errors:
         log(f"skipped: {error}")
     if not report.documents:
-        raise InputError(str(source), "no documents to write queries for: give a BEIR folder, a corpus.jsonl "
-                         "or a folder of documents")  # fmt: skip
+        raise InputError(
+            str(source),
+            "no documents to write queries for: give a BEIR folder, a corpus.jsonl or a folder of documents",
+        )
     return report.documents
 
 

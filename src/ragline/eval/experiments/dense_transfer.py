@@ -84,8 +84,10 @@ def run(workload: Workload, retrievers: Sequence[Any] = RETRIEVERS, pipelines: S
 def tables(payload: dict[str, Any]) -> list[Table]:
     rows = payload["by_retriever"]
     types = sorted(next(iter(rows.values())), key=lambda t: (t == "all", t))
-    table = Table(title=f"Dense transfer on {payload['corpus']} ({payload['queries']} questions): "
-                  "Hit@1 / Recall@10 (all gold documents) by question type")  # fmt: skip
+    table = Table(
+        title=f"Dense transfer on {payload['corpus']} ({payload['queries']} questions): "
+        "Hit@1 / Recall@10 (all gold documents) by question type"
+    )
     for column in ("retriever", *(f"{t} (n={rows[next(iter(rows))][t]['n']})" for t in types)):
         table.add_column(column, justify="left" if column == "retriever" else "right")
     for name, scores in rows.items():

@@ -50,9 +50,18 @@ PAIRS: dict[str, list[tuple[str, str]]] = {
         ("The capital of Korelir is Kelmiren.", "Ticket INC-7731 is still open."),
     ],
 }
-CAUSES = ("a failed breaker", "an expired certificate", "a full disk", "a DNS misconfiguration",
-          "a memory leak", "a cut fibre", "an overheated transformer", "a bad deploy", "a power surge",
-          "a corrupted index")  # fmt: skip
+CAUSES = (
+    "a failed breaker",
+    "an expired certificate",
+    "a full disk",
+    "a DNS misconfiguration",
+    "a memory leak",
+    "a cut fibre",
+    "an overheated transformer",
+    "a bad deploy",
+    "a power surge",
+    "a corrupted index",
+)
 N_CODES = 40  # 20 codes and their near twins
 DIGITS = re.compile(r"\w*\d\w*")
 
@@ -88,7 +97,7 @@ def code_documents(seed: int = 0) -> tuple[list[Document], list[tuple[str, str]]
             f"incident-{i:03d}",
             f"Incident report {code}. The outage was caused by {CAUSES[i % len(CAUSES)]}. "
             f"Service was restored after {1 + i % 7} hours.",
-        )  # fmt: skip
+        )
         for i, code in enumerate(codes)
     ]
     return docs, [(f"What caused incident {code}?", f"incident-{i:03d}") for i, code in enumerate(codes)]
@@ -127,9 +136,12 @@ def dataset_perturbation(embedder: Any, queries: Sequence[str], seed: int = 0) -
     a, b = embedder.embed_queries(originals), embedder.embed_queries(changed)
     twins = [_cosine(x, y) for x, y in zip(a, b)]
     others = [_cosine(a[i], a[(i + 1) % len(a)]) for i in range(len(a))]
-    return {"queries": len(originals), "example": [originals[0], changed[0]],
-            "literal_twin_cosine": round(float(np.mean(twins)), 4),
-            "other_query_cosine": round(float(np.mean(others)), 4)}  # fmt: skip
+    return {
+        "queries": len(originals),
+        "example": [originals[0], changed[0]],
+        "literal_twin_cosine": round(float(np.mean(twins)), 4),
+        "other_query_cosine": round(float(np.mean(others)), 4),
+    }
 
 
 def run(embedders: Sequence[str] = EMBEDDERS, dataset_queries: Sequence[str] | None = None) -> dict[str, Any]:

@@ -87,8 +87,10 @@ def run(workload: Workload) -> dict[str, Any]:
 def tables(payload: dict[str, Any]) -> list[Table]:
     fusers = payload["by_fuser"]
     types = list(fusers["bm25"])
-    by_type = Table(title=f"Fusion on {payload['corpus']} ({payload['queries']} questions, depth "
-                    f"{payload['depth']}): Hit@1 (MRR@10) by type")  # fmt: skip
+    by_type = Table(
+        title=f"Fusion on {payload['corpus']} ({payload['queries']} questions, depth "
+        f"{payload['depth']}): Hit@1 (MRR@10) by type"
+    )
     for column in ("retriever / fuser", *types):
         by_type.add_column(column, justify="left" if column == "retriever / fuser" else "right")
     for name, rows in fusers.items():
@@ -124,10 +126,19 @@ def plot(payload: dict[str, Any], path: str) -> None:
     fig, ax = plt.subplots(figsize=(6, 4))
     for label, key in (("RRF", "all"),):
         ax.plot(RRF_KS, [fusers[f"rrf k={k}"][key]["hit@1"] for k in RRF_KS], marker="o", label=label)
-    ax.plot(RRF_KS, [payload["outlier"]["by_fuser"][f"rrf k={k}"]["hit@1"] for k in RRF_KS], marker="x",
-            linestyle=":", label="RRF with the outlier")  # fmt: skip
-    for name, style, color in (("min_max", "--", "tab:green"), ("z_score", "-.", "tab:red"), ("bm25", ":", "grey"),
-                               ("dense", ":", "black")):  # fmt: skip
+    ax.plot(
+        RRF_KS,
+        [payload["outlier"]["by_fuser"][f"rrf k={k}"]["hit@1"] for k in RRF_KS],
+        marker="x",
+        linestyle=":",
+        label="RRF with the outlier",
+    )
+    for name, style, color in (
+        ("min_max", "--", "tab:green"),
+        ("z_score", "-.", "tab:red"),
+        ("bm25", ":", "grey"),
+        ("dense", ":", "black"),
+    ):
         ax.axhline(fusers[name]["all"]["hit@1"], linestyle=style, color=color, label=name)
     ax.set_xscale("log")
     ax.set_xlabel("RRF k")

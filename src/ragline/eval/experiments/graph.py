@@ -77,5 +77,5 @@ def run(seed: int | None = None, retrievers: Sequence[str] = RETRIEVERS, budget:
             "tokens": 0,
             "seconds_per_1000_chunks": round(seconds * per, 3),
             "bytes_per_1000_chunks": round(size * per),
-        },  # fmt: skip
+        },
     }

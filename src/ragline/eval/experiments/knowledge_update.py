@@ -58,8 +58,9 @@ def run(llm: Any = None, llm_questions: int = 10, reader_spec: str = f"extractiv
     for fact, new in zip(facts, fresh):
         doc = documents[fact.doc_id]
         country = str(doc.metadata["country"])
-        cases.append({"doc": doc, "country": country, "old": fact.value, "new": new,
-                      "question": f"Who is {country} led by?"})  # fmt: skip
+        cases.append(
+            {"doc": doc, "country": country, "old": fact.value, "new": new, "question": f"Who is {country} led by?"}
+        )
     index = Index.create(None, IndexSettings(embedder=None))
     index.add(corpus.documents)
     index.commit()
@@ -78,17 +79,25 @@ def run(llm: Any = None, llm_questions: int = 10, reader_spec: str = f"extractiv
     def closed_book() -> list[str]:
         out = []
         for case in cases[:llm_questions]:
-            messages = [{"role": "system", "content": CLOSED_BOOK_PROMPT},
-                        {"role": "user", "content": case["question"]}]  # fmt: skip
+            messages = [
+                {"role": "system", "content": CLOSED_BOOK_PROMPT},
+                {"role": "user", "content": case["question"]},
+            ]
             out.append(_outcome(llm.chat(messages, max_tokens=24), case["old"], case["new"]))
         return out
 
     steps: dict[str, Any] = {"before": {"rag": _shares(ask())}}
     if llm is not None:
         steps["before"]["closed_book"] = _shares(closed_book())
-    edited = [Document(c["doc"].id, c["doc"].text.replace(c["old"], c["new"]), c["doc"].title,
-                       {**c["doc"].metadata, "version": int(c["doc"].metadata.get("version", 1)) + 1})
-              for c in cases]  # fmt: skip
+    edited = [
+        Document(
+            c["doc"].id,
+            c["doc"].text.replace(c["old"], c["new"]),
+            c["doc"].title,
+            {**c["doc"].metadata, "version": int(c["doc"].metadata.get("version", 1)) + 1},
+        )
+        for c in cases
+    ]
     index.add(edited)
     index.commit()
     steps["edited"] = {"rag": _shares(ask()), "documents": len(index)}
@@ -96,16 +105,28 @@ def run(llm: Any = None, llm_questions: int = 10, reader_spec: str = f"extractiv
         # The model read no document, so its answers cannot have moved (the same cached requests).
         steps["edited"]["closed_book"] = _shares(closed_book())
     index.add([c["doc"] for c in cases])  # the originals back
-    news = [Document(f"news-{i:03d}", NEWS.format(country=c["country"], new=c["new"]),
-                     metadata={"doc_type": "news", "country": c["country"], "acl": ["all"]})
-            for i, c in enumerate(cases)]  # fmt: skip
+    news = [
+        Document(
+            f"news-{i:03d}",
+            NEWS.format(country=c["country"], new=c["new"]),
+            metadata={"doc_type": "news", "country": c["country"], "acl": ["all"]},
+        )
+        for i, c in enumerate(cases)
+    ]
     index.add(news)
     index.commit()
     outcomes = ask()
-    steps["news added"] = {"rag": _shares(outcomes), "documents": len(index),
-                           "news_retrieved": _news_retrieved(retriever, cases)}  # fmt: skip
-    index.add([Document(c["doc"].id, c["doc"].text, c["doc"].title, {**c["doc"].metadata, "superseded_by": n.id})
-               for c, n in zip(cases, news)])  # fmt: skip
+    steps["news added"] = {
+        "rag": _shares(outcomes),
+        "documents": len(index),
+        "news_retrieved": _news_retrieved(retriever, cases),
+    }
+    index.add(
+        [
+            Document(c["doc"].id, c["doc"].text, c["doc"].title, {**c["doc"].metadata, "superseded_by": n.id})
+            for c, n in zip(cases, news)
+        ]
+    )
     index.commit()
     steps["old marked superseded"] = {"rag": _shares(ask(drop=True))}
     return {
@@ -132,8 +153,10 @@ def _news_retrieved(retriever: Any, cases: Sequence[dict[str, Any]]) -> float:
 
 
 def tables(payload: dict[str, Any]) -> list[Table]:
-    table = Table(title=f"Knowledge update on {payload['corpus']} ({payload['questions']} leader questions, "
-                  f"BM25 top {payload['k']}): share answering the new name / the old one / other")  # fmt: skip
+    table = Table(
+        title=f"Knowledge update on {payload['corpus']} ({payload['questions']} leader questions, "
+        f"BM25 top {payload['k']}): share answering the new name / the old one / other"
+    )
     for column in ("step", "reader", "new", "old", "other"):
         table.add_column(column, justify="left" if column in ("step", "reader") else "right")
     for step, row in payload["steps"].items():

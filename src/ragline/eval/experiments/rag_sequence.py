@@ -94,8 +94,16 @@ def read_each(llm: Any, question: str, hits: Sequence[Hit]) -> list[dict[str, An
         scored = llm.chat_scored(messages, max_tokens=MAX_ANSWER_TOKENS, stop=["\n"], **scope)
         text = scored.text.strip().rstrip(".").strip()
         abstained = is_abstention(text) or not text
-        generations.append({"id": hit.doc_id, "score": hit.score, "answer": text, "abstained": abstained,
-                            "logprob": scored.logprob, "tokens": len(scored.token_logprobs)})  # fmt: skip
+        generations.append(
+            {
+                "id": hit.doc_id,
+                "score": hit.score,
+                "answer": text,
+                "abstained": abstained,
+                "logprob": scored.logprob,
+                "tokens": len(scored.token_logprobs),
+            }
+        )
     return generations
 
 
@@ -152,8 +160,16 @@ def run(
             answers[row] = _answer(candidates[0], context, row) if candidates else Answer("", True, [], row)
         for row in ROWS:
             grades[row].append(grade_question(q, answers[row], context, match=match))
-        records.append({"id": q.id, "type": q.type, "question": q.text, "gold": q.answer,
-                        "answers": {row: answers[row].text for row in ROWS}, "passages": generations})  # fmt: skip
+        records.append(
+            {
+                "id": q.id,
+                "type": q.type,
+                "question": q.text,
+                "gold": q.answer,
+                "answers": {row: answers[row].text for row in ROWS},
+                "passages": generations,
+            }
+        )
         if log:
             log(f"{n}/{len(sample)} {q.id}: " + "; ".join(f"{r}={answers[r].text!r}" for r in ROWS))
     rows = {}
@@ -181,8 +197,10 @@ def run(
 
 
 def tables(payload: dict[str, Any]) -> list[Table]:
-    title = (f"RAG-Sequence (fast decoding) vs concatenated reading on {payload['corpus']}: {payload['questions']} "
-             f"questions, {payload['retriever']} top {payload['k']}, {payload['llm']}")  # fmt: skip
+    title = (
+        f"RAG-Sequence (fast decoding) vs concatenated reading on {payload['corpus']}: {payload['questions']} "
+        f"questions, {payload['retriever']} top {payload['k']}, {payload['llm']}"
+    )
     table = Table(title=title)
     for column in ("system", "correct", "wrong", "abstained", "EM", "F1", "vs concatenated (correct)"):
         table.add_column(column, justify="left" if column == "system" else "right")
@@ -190,8 +208,15 @@ def tables(payload: dict[str, Any]) -> list[Table]:
         counts = row["counts"]
         pair = payload["paired_against_concatenated"].get(name)
         versus = f"{pair['delta']:+.2f} (p={pair['p_randomization']:.2f})" if pair else "—"
-        table.add_row(name, str(counts.get("correct", 0)), str(counts.get("wrong", 0)),
-                      str(counts.get("abstained", 0)), _rate(row["em"]), _rate(row["f1"]), versus)  # fmt: skip
+        table.add_row(
+            name,
+            str(counts.get("correct", 0)),
+            str(counts.get("wrong", 0)),
+            str(counts.get("abstained", 0)),
+            _rate(row["em"]),
+            _rate(row["f1"]),
+            versus,
+        )
     return [table]
 
 

@@ -90,8 +90,9 @@ def _agent(index: Any, k: int) -> Any:
     from ragline.agent.loop import AgentSettings, MultiHopAgent
 
     split = (k - k // 2, k // 2)
-    return MultiHopAgent(index, AgentSettings(ladder=("hybrid",), hop_k=split, budget_passages=k, max_hops=2,
-                                              retries=0, budget=100_000))  # fmt: skip
+    return MultiHopAgent(
+        index, AgentSettings(ladder=("hybrid",), hop_k=split, budget_passages=k, max_hops=2, retries=0, budget=100_000)
+    )
 
 
 def _tree_cost(index: Any, spec: str, llm: Any = None, limit: int | None = None) -> dict[str, Any]:
@@ -111,10 +112,16 @@ def _cost_row(spec: str, tree: Any) -> dict[str, Any]:
     chunks = sum(1 for n in tree.nodes if n.level == 0)
     size = tree.vectors.nbytes + sum(len(json.dumps([n.text, n.sources, n.quoted])) for n in tree.nodes)
     per = 1000 / max(chunks, 1)
-    return {"arm": spec, "chunks": chunks, "nodes": len(tree.nodes), "levels": tree.levels(),
-            "seconds_per_1000": round(tree.cost["seconds"] * per, 1), "llm_calls_per_1000": round(
-                tree.cost["llm_calls"] * per, 1), "tokens_per_1000": round(tree.cost["tokens"] * per),
-            "bytes_per_1000": round(size * per)}  # fmt: skip
+    return {
+        "arm": spec,
+        "chunks": chunks,
+        "nodes": len(tree.nodes),
+        "levels": tree.levels(),
+        "seconds_per_1000": round(tree.cost["seconds"] * per, 1),
+        "llm_calls_per_1000": round(tree.cost["llm_calls"] * per, 1),
+        "tokens_per_1000": round(tree.cost["tokens"] * per),
+        "bytes_per_1000": round(size * per),
+    }
 
 
 def run(
@@ -165,13 +172,18 @@ def run(
             scores[q.id] = _measure(q, [s.hit for s in context.sources], read)
         per_arm["agent"], seconds["agent"] = scores, time.perf_counter() - started
     types = list(dict.fromkeys(q.type for q in corpus.questions))
-    groups = {**{t: [q.id for q in corpus.questions if q.type == t] for t in types},
-              "aggregate": [q.id for q in corpus.questions if q.type in AGGREGATE_TYPES],
-              "all": [q.id for q in corpus.questions]}  # fmt: skip
+    groups = {
+        **{t: [q.id for q in corpus.questions if q.type == t] for t in types},
+        "aggregate": [q.id for q in corpus.questions if q.type in AGGREGATE_TYPES],
+        "all": [q.id for q in corpus.questions],
+    }
     rows = []
     for label, scores in per_arm.items():
-        row: dict[str, Any] = {"arm": label, "spec": arms.get(label, "agent:ladder=hybrid"),
-                               "seconds_per_question": round(seconds[label] / len(corpus.questions), 3)}  # fmt: skip
+        row: dict[str, Any] = {
+            "arm": label,
+            "spec": arms.get(label, "agent:ladder=hybrid"),
+            "seconds_per_question": round(seconds[label] / len(corpus.questions), 3),
+        }
         for group, ids in groups.items():
             row[group] = {
                 "n": len(ids),
@@ -192,10 +204,19 @@ def run(
         rows.append(row)
     if llm_chunks:
         costs.append(_tree_cost(index, "raptor:summarizer=llm", llm=llm, limit=llm_chunks))
-    return {"experiment": "raptor", "corpus": corpus.name, "seed": seed, "chunks": len(index), "k": k, "reader": reader,
-            "read_per_type": read_per_type,
-            "questions": len(corpus.questions), "types": [*types, "aggregate", "all"], "rows": rows,
-            "costs": costs}  # fmt: skip
+    return {
+        "experiment": "raptor",
+        "corpus": corpus.name,
+        "seed": seed,
+        "chunks": len(index),
+        "k": k,
+        "reader": reader,
+        "read_per_type": read_per_type,
+        "questions": len(corpus.questions),
+        "types": [*types, "aggregate", "all"],
+        "rows": rows,
+        "costs": costs,
+    }
 
 
 def _acl(groups: list[str]) -> Any:
@@ -206,23 +227,42 @@ def _acl(groups: list[str]) -> Any:
 
 def tables(payload: dict[str, Any]) -> list[Table]:
     types = payload["types"]
-    title = (f"RAPTOR on {payload['corpus']} ({payload['chunks']} chunks, {payload['k']} per question): questions "
-             "with every evidence sentence in the context, by type; p: randomization vs hybrid")  # fmt: skip
+    title = (
+        f"RAPTOR on {payload['corpus']} ({payload['chunks']} chunks, {payload['k']} per question): questions "
+        "with every evidence sentence in the context, by type; p: randomization vs hybrid"
+    )
     table = Table(title=title)
     answers = [f"answered ({payload['reader']})", "answered vs hybrid"] if payload.get("reader") else []
     for column in ("arm", *types, "aggregate vs hybrid", *answers, "s/question"):
         table.add_column(column, justify="left" if column == "arm" else "right")
     for row in payload["rows"]:
         versus, read = row.get("vs_hybrid_aggregate"), row.get("answered_vs_hybrid")
-        cells = [f"{row['aggregate']['answered']:.0f}/{row['aggregate']['n']}",
-                 f"{read['delta']:+.3f} (p {read['p']:.3f})" if read else "—"] if answers else []  # fmt: skip
-        table.add_row(row["arm"], *(f"{row[t]['complete']:.0f}/{row[t]['n']}" for t in types),
-                      f"{versus['delta']:+.3f} (p {versus['p']:.3f})" if versus else "—", *cells,
-                      f"{row['seconds_per_question']:.2f}")  # fmt: skip
+        cells = (
+            [
+                f"{row['aggregate']['answered']:.0f}/{row['aggregate']['n']}",
+                f"{read['delta']:+.3f} (p {read['p']:.3f})" if read else "—",
+            ]
+            if answers
+            else []
+        )
+        table.add_row(
+            row["arm"],
+            *(f"{row[t]['complete']:.0f}/{row[t]['n']}" for t in types),
+            f"{versus['delta']:+.3f} (p {versus['p']:.3f})" if versus else "—",
+            *cells,
+            f"{row['seconds_per_question']:.2f}",
+        )
     cost = Table(title="Building the tree, per 1,000 chunks")
     for column in ("arm", "chunks", "nodes", "seconds", "LLM calls", "tokens", "bytes"):
         cost.add_column(column, justify="left" if column == "arm" else "right")
     for c in payload["costs"]:
-        cost.add_row(c["arm"], str(c["chunks"]), str(c["nodes"]), str(c["seconds_per_1000"]),
-                     str(c["llm_calls_per_1000"]), str(c["tokens_per_1000"]), str(c["bytes_per_1000"]))  # fmt: skip
+        cost.add_row(
+            c["arm"],
+            str(c["chunks"]),
+            str(c["nodes"]),
+            str(c["seconds_per_1000"]),
+            str(c["llm_calls_per_1000"]),
+            str(c["tokens_per_1000"]),
+            str(c["bytes_per_1000"]),
+        )
     return [table, cost]

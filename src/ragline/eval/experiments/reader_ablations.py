@@ -105,6 +105,12 @@ def tables(payload: dict[str, Any]) -> list[Table]:
         table.add_column(column, justify="left" if column == "row" else "right")
     for row in payload["rows"]:
         declined = "—" if row["declined"] is None else f"{row['declined']:.2f}"
-        table.add_row(row["row"], str(row["n"]), f"{row['f1']:.3f}", f"{row['em']:.3f}", declined,
-                      f"{row['seconds_per_question']:.2f}")  # fmt: skip
+        table.add_row(
+            row["row"],
+            str(row["n"]),
+            f"{row['f1']:.3f}",
+            f"{row['em']:.3f}",
+            declined,
+            f"{row['seconds_per_question']:.2f}",
+        )
     return [table]

@@ -68,9 +68,16 @@ def dataset_corpus(path: str, embedder: str | None, limit: int | None = None) ->
     for row in dataset.questions[:limit]:
         answers = [str(a) for a in row.get("answers") or []]
         if answers and row.get("supporting_ids"):
-            questions.append(Question(id=str(row["id"]), text=str(row["question"]), type=str(row.get("type", "all")),
-                                      answer=answers[0], aliases=answers[1:],
-                                      gold_doc_ids=[str(d) for d in row["supporting_ids"]]))  # fmt: skip
+            questions.append(
+                Question(
+                    id=str(row["id"]),
+                    text=str(row["question"]),
+                    type=str(row.get("type", "all")),
+                    answer=answers[0],
+                    aliases=answers[1:],
+                    gold_doc_ids=[str(d) for d in row["supporting_ids"]],
+                )
+            )
     index = Index.create(None, IndexSettings(embedder=embedder, vector_index="flat"))
     index.add(dataset.corpus)
     index.commit()
@@ -146,8 +153,10 @@ def run(
     rankings = {name: {q.id: r.search(q.text, max(SWEEP_KS)) for q in questions} for name, r in built.items()}
     for name in retrievers:
         for k in RAG_KS:
-            outcomes = [(q.type, em_of(reader(k).read(q.text, build_context(rankings[name][q.id][:k], BUDGET)), q))
-                        for q in questions]  # fmt: skip
+            outcomes = [
+                (q.type, em_of(reader(k).read(q.text, build_context(rankings[name][q.id][:k], BUDGET)), q))
+                for q in questions
+            ]
             rows[f"RAG {name} k={k}"] = {"by_type": _rates(outcomes)}
     for config in pipelines:
         pipeline = RAGPipeline.from_config(config, index)
@@ -164,8 +173,7 @@ def run(
             em.append((q.type, value))
             if found:
                 em_found.append((q.type, value))
-        sweep.append({"k": k, "recall": _rates(recall), "em": _rates(em),
-                      "em_when_retrieved": _rates(em_found)})  # fmt: skip
+        sweep.append({"k": k, "recall": _rates(recall), "em": _rates(em), "em_when_retrieved": _rates(em_found)})
     return {
         "experiment": "readers",
         "corpus": corpus.name,
@@ -182,25 +190,33 @@ def run(
 def tables(payload: dict[str, Any]) -> list[Table]:
     rows = payload["rows"]
     types = [t for t in rows["oracle passage"]["by_type"]]
-    table = Table(title=f"Readers on {payload['corpus']} ({payload['questions']} questions; closed book on "
-                  f"{payload['closed_book_questions']}): EM by type")  # fmt: skip
+    table = Table(
+        title=f"Readers on {payload['corpus']} ({payload['questions']} questions; closed book on "
+        f"{payload['closed_book_questions']}): EM by type"
+    )
     for column in ("system", *types):
         table.add_column(column, justify="left" if column == "system" else "right")
     for name, row in rows.items():
         by_type = row["by_type"]
         table.add_row(name, *(f"{by_type[t]['em']:.2f}" if t in by_type else "—" for t in types))
-    sweep = Table(title=f"k sweep, {payload['sweep_retriever']} top k, extractive reader: Recall@k / EM "
-                  "(EM when all gold retrieved), all questions")  # fmt: skip
+    sweep = Table(
+        title=f"k sweep, {payload['sweep_retriever']} top k, extractive reader: Recall@k / EM "
+        "(EM when all gold retrieved), all questions"
+    )
     for column in ("k", "recall@k", "EM", "EM | retrieved", "multihop recall", "multihop EM"):
         sweep.add_column(column, justify="right")
     for row in payload["sweep"]:
         found = row["em_when_retrieved"].get("all", {}).get("em")
         multihop_recall = row["recall"].get("multihop", {}).get("em")
         multihop_em = row["em"].get("multihop", {}).get("em")
-        sweep.add_row(str(row["k"]), f"{row['recall']['all']['em']:.3f}", f"{row['em']['all']['em']:.3f}",
-                      "—" if found is None else f"{found:.3f}",
-                      "—" if multihop_recall is None else f"{multihop_recall:.3f}",
-                      "—" if multihop_em is None else f"{multihop_em:.3f}")  # fmt: skip
+        sweep.add_row(
+            str(row["k"]),
+            f"{row['recall']['all']['em']:.3f}",
+            f"{row['em']['all']['em']:.3f}",
+            "—" if found is None else f"{found:.3f}",
+            "—" if multihop_recall is None else f"{multihop_recall:.3f}",
+            "—" if multihop_em is None else f"{multihop_em:.3f}",
+        )
     return [table, sweep]
 
 
@@ -217,8 +233,13 @@ def plot(payload: dict[str, Any], path: str) -> None:
     ax.plot(ks, [row["em"]["all"]["em"] for row in payload["sweep"]], marker="s", label="EM, extractive reader")
     # EM on the questions whose gold documents are all in the top k: what more distractors cost the reader.
     found = [row["em_when_retrieved"].get("all", {}).get("em") for row in payload["sweep"]]
-    ax.plot(ks, [float("nan") if f is None else f for f in found], marker="^", linestyle="--",
-            label="EM when all gold retrieved")  # fmt: skip
+    ax.plot(
+        ks,
+        [float("nan") if f is None else f for f in found],
+        marker="^",
+        linestyle="--",
+        label="EM when all gold retrieved",
+    )
     ax.set_xscale("log")
     ax.set_xticks(ks, [str(k) for k in ks])
     ax.set_xlabel("k (sources read)")

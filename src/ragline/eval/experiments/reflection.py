@@ -143,11 +143,15 @@ def run(
             t0 = time.perf_counter()
             answer, context, cost = answer_with(q)
             grade = grade_question(q, answer, context, _match(answer))  # type: ignore[arg-type]
-            per_question[q.id] = {"type": q.type, "outcome": grade.outcome, "answer": answer.text,
-                                  "retrievals": int(cost.get("retrievals", 0)),
-                                  "model_calls": int(cost.get("model_calls", 0)),
-                                  "seconds": round(time.perf_counter() - t0, 4),
-                                  "route": answer.details.get("route", {}).get("route")}  # fmt: skip
+            per_question[q.id] = {
+                "type": q.type,
+                "outcome": grade.outcome,
+                "answer": answer.text,
+                "retrievals": int(cost.get("retrievals", 0)),
+                "model_calls": int(cost.get("model_calls", 0)),
+                "seconds": round(time.perf_counter() - t0, 4),
+                "route": answer.details.get("route", {}).get("route"),
+            }
         results[name] = {"questions": per_question, "seconds": round(time.perf_counter() - started, 2)}
         if log:
             log(f"{name}: {Counter(r['outcome'] for r in per_question.values())}")
@@ -162,19 +166,30 @@ def run(
             if name != base and (base == "always-retrieve" or name in ("self-rag", "crag", "routed", LLM_ARM)):
                 b = {qid: float(r["outcome"] == "correct") for qid, r in results[name]["questions"].items()}
                 paired[f"{name} vs {base}"] = dict(compare(a, b))
-    return {"experiment": "reflection", "world": world.name, "per_type": per_type, "seed": seed,
-            "questions": len(sample), "types": dict(Counter(q.type for q in sample)), "arms": results,
-            "paired": paired, "settings": settings or {}}  # fmt: skip
+    return {
+        "experiment": "reflection",
+        "world": world.name,
+        "per_type": per_type,
+        "seed": seed,
+        "questions": len(sample),
+        "types": dict(Counter(q.type for q in sample)),
+        "arms": results,
+        "paired": paired,
+        "settings": settings or {},
+    }
 
 
 def _summary(questions: dict[str, dict[str, Any]], part: str) -> dict[str, Any]:
     rows = [r for r in questions.values() if part == "all" or (r["type"] == CLOSED_BOOK) == (part == CLOSED_BOOK)]
     n = len(rows) or 1
     counts = Counter(r["outcome"] for r in rows)
-    return {"n": len(rows), **{o: counts.get(o, 0) for o in ("correct", "wrong", "abstained")},
-            "retrievals": round(sum(r["retrievals"] for r in rows) / n, 3),
-            "model_calls": round(sum(r["model_calls"] for r in rows) / n, 3),
-            "seconds": round(sum(r["seconds"] for r in rows) / n, 4)}  # fmt: skip
+    return {
+        "n": len(rows),
+        **{o: counts.get(o, 0) for o in ("correct", "wrong", "abstained")},
+        "retrievals": round(sum(r["retrievals"] for r in rows) / n, 3),
+        "model_calls": round(sum(r["model_calls"] for r in rows) / n, 3),
+        "seconds": round(sum(r["seconds"] for r in rows) / n, 4),
+    }
 
 
 def tables(payload: dict[str, Any]) -> list[Table]:
@@ -182,20 +197,35 @@ def tables(payload: dict[str, Any]) -> list[Table]:
     for part, label in (("all", "all questions"), (CLOSED_BOOK, "closed-book questions"), ("retrieval", "the rest")):
         per_type = payload["per_type"]
         sample = "every question" if per_type >= max(payload["types"].values()) else f"{per_type} per type"
-        table = Table(title=f"Reflection on {payload['world']}, {label} ({sample}, seed {payload['seed']}): "
-                      "outcomes and cost per question")  # fmt: skip
+        table = Table(
+            title=f"Reflection on {payload['world']}, {label} ({sample}, seed {payload['seed']}): "
+            "outcomes and cost per question"
+        )
         for column in ("arm", "n", "correct", "wrong", "abstained", "retrievals", "model calls", "seconds"):
             table.add_column(column, justify="left" if column == "arm" else "right")
         for name, result in payload["arms"].items():
             s = result["summary"][part]
-            table.add_row(name, str(s["n"]), str(s["correct"]), str(s["wrong"]), str(s["abstained"]),
-                          f"{s['retrievals']:.2f}", f"{s['model_calls']:.2f}", f"{s['seconds']:.3f}")  # fmt: skip
+            table.add_row(
+                name,
+                str(s["n"]),
+                str(s["correct"]),
+                str(s["wrong"]),
+                str(s["abstained"]),
+                f"{s['retrievals']:.2f}",
+                f"{s['model_calls']:.2f}",
+                f"{s['seconds']:.3f}",
+            )
         out.append(table)
     tests = Table(title="Paired tests on correctness (1/0 per question)")
     for column in ("comparison", "n", "delta", "95% CI", "p (randomization)"):
         tests.add_column(column, justify="left" if column == "comparison" else "right")
     for name, c in payload["paired"].items():
-        tests.add_row(name, str(c["n"]), f"{c['delta']:+.3f}", f"{c['ci'][0]:+.3f}..{c['ci'][1]:+.3f}",
-                      f"{c['p_randomization']:.3f}")  # fmt: skip
+        tests.add_row(
+            name,
+            str(c["n"]),
+            f"{c['delta']:+.3f}",
+            f"{c['ci'][0]:+.3f}..{c['ci'][1]:+.3f}",
+            f"{c['p_randomization']:.3f}",
+        )
     out.append(tests)
     return out

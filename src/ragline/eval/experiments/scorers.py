@@ -20,8 +20,17 @@ from ragline.index.bm25 import tf_weight
 from ragline.index.segment import FIELD_TEXT
 from ragline.types import Document
 
-LECTURE_GRID = ((0.5, 0.25), (0.5, 0.5), (0.5, 0.75), (1.2, 0.25), (1.2, 0.5), (1.2, 0.75), (2.0, 0.25),
-                (2.0, 0.5), (2.0, 0.75))  # fmt: skip
+LECTURE_GRID = (
+    (0.5, 0.25),
+    (0.5, 0.5),
+    (0.5, 0.75),
+    (1.2, 0.25),
+    (1.2, 0.5),
+    (1.2, 0.75),
+    (2.0, 0.25),
+    (2.0, 0.5),
+    (2.0, 0.75),
+)
 FINE_K1 = (0.0, 0.3, 0.6, 0.9, 1.2, 1.5, 2.0, 3.0, 5.0, 10.0)
 FINE_B = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
 STUFFING_REPEATS = 40
@@ -85,8 +94,10 @@ def stuffing_probe(workload: Workload, scorers: dict[str, BM25Params | None], n_
                 position = ranked.index(f"stuffed-{i}") + 1 if f"stuffed-{i}" in ranked else 51
                 stuffed_ranks.append(position)
                 first += position == 1
-            out[name] = {"stuffed_rank_1": round(first / max(len(probed), 1), 4),
-                         "stuffed_median_rank": float(np.median(stuffed_ranks)) if stuffed_ranks else None}  # fmt: skip
+            out[name] = {
+                "stuffed_rank_1": round(first / max(len(probed), 1), 4),
+                "stuffed_median_rank": float(np.median(stuffed_ranks)) if stuffed_ranks else None,
+            }
     finally:
         index.delete(d.id for d in stuffed)
         index.commit()
@@ -163,8 +174,10 @@ def tables(payload: dict[str, Any]) -> list[Table]:
             fine.add_row(f"{k1:g}", *(f"{hits[(k1, b)]:.3f}" for b in bs))
         out.append(fine)
     stuffing = payload["stuffing"]
-    probe = Table(title=f"Stuffing probe: a chunk repeating the query's rarest term {stuffing['repeats']}x "
-                  f"({stuffing['queries']} queries)")  # fmt: skip
+    probe = Table(
+        title=f"Stuffing probe: a chunk repeating the query's rarest term {stuffing['repeats']}x "
+        f"({stuffing['queries']} queries)"
+    )
     for column in ("scorer", "stuffed at rank 1", "median rank"):
         probe.add_column(column, justify="left" if column == "scorer" else "right")
     for name, row in stuffing.items():

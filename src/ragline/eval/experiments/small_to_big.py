@@ -206,13 +206,20 @@ def run_set(
                     tokens.append(approx_tokens("\n".join(p.text for p in context)))
                     passages.append(len(context))
                 per_query[arm, retriever_spec, budget] = scores
-                rows.append({
-                    "arm": arm, "chunker": chunker, "expander": expander.config(), "retriever": retriever_spec,
-                    "budget_chars": budget, "n": len(scores),
-                    **{m: round(float(np.mean([s[m] for s in scores.values()])), 4) for m in METRICS},
-                    "context_tokens_p50": float(np.median(tokens)), "passages_mean": round(float(np.mean(passages)), 2),
-                    "by_type": _by_type(evidence_set.questions, scores),
-                })  # fmt: skip
+                rows.append(
+                    {
+                        "arm": arm,
+                        "chunker": chunker,
+                        "expander": expander.config(),
+                        "retriever": retriever_spec,
+                        "budget_chars": budget,
+                        "n": len(scores),
+                        **{m: round(float(np.mean([s[m] for s in scores.values()])), 4) for m in METRICS},
+                        "context_tokens_p50": float(np.median(tokens)),
+                        "passages_mean": round(float(np.mean(passages)), 2),
+                        "by_type": _by_type(evidence_set.questions, scores),
+                    }
+                )
     for row in rows:
         base = per_query.get(("plain", row["retriever"], row["budget_chars"]))
         if base is None or row["arm"] == "plain" or len(base) < 2:  # a paired test needs two questions
@@ -252,8 +259,11 @@ def _with_budget(spec: str, budget: int) -> str:
 
 
 def _brief(comparison: Any) -> dict[str, float]:
-    return {"delta": round(comparison["delta"], 4), "p": round(comparison["p_randomization"], 4),
-            "ci": [round(x, 4) for x in comparison["ci"]]}  # fmt: skip
+    return {
+        "delta": round(comparison["delta"], 4),
+        "p": round(comparison["p_randomization"], 4),
+        "ci": [round(x, 4) for x in comparison["ci"]],
+    }
 
 
 def run(sets: Sequence[EvidenceSet], embedder: str | None = "minilm", **options: Any) -> dict[str, Any]:
@@ -264,14 +274,23 @@ def run(sets: Sequence[EvidenceSet], embedder: str | None = "minilm", **options:
 def tables(payload: dict[str, Any]) -> list[Table]:
     out = []
     for result in payload["sets"]:
-        table = Table(title=f"Small-to-big on {result['corpus']} ({result['questions']} questions, top "
-                      f"{result['depth']} chunks, equal character budget; p: randomization vs plain)")  # fmt: skip
+        table = Table(
+            title=f"Small-to-big on {result['corpus']} ({result['questions']} questions, top "
+            f"{result['depth']} chunks, equal character budget; p: randomization vs plain)"
+        )
         for column in ("retriever", "budget", "arm", *METRICS, "tokens p50", "passages", "covered vs plain"):
             table.add_column(column, justify="left" if column in ("retriever", "arm") else "right")
         for row in result["rows"]:
             versus = row.get("vs_plain", {}).get("covered")
             cell = f"{versus['delta']:+.3f} (p {versus['p']:.3f})" if versus else "—"
-            table.add_row(row["retriever"], str(row["budget_chars"]), row["arm"], *(f"{row[m]:.3f}" for m in METRICS),
-                          f"{row['context_tokens_p50']:.0f}", f"{row['passages_mean']:.1f}", cell)  # fmt: skip
+            table.add_row(
+                row["retriever"],
+                str(row["budget_chars"]),
+                row["arm"],
+                *(f"{row[m]:.3f}" for m in METRICS),
+                f"{row['context_tokens_p50']:.0f}",
+                f"{row['passages_mean']:.1f}",
+                cell,
+            )
         out.append(table)
     return out

@@ -64,8 +64,10 @@ def acl_scope(acls: Iterable[Any]) -> str:
     Canonical (sorted, each ACL as a sorted list; a document without one is ``null``), so the same
     sources in any order give the same scope.
     """
-    canonical = {json.dumps(sorted(str(g) for g in a) if isinstance(a, (list, tuple)) else
-                            (None if a is None else [str(a)])) for a in acls}  # fmt: skip
+    canonical = {
+        json.dumps(sorted(str(g) for g in a) if isinstance(a, (list, tuple)) else (None if a is None else [str(a)]))
+        for a in acls
+    }
     return "acl:" + ";".join(sorted(canonical))
 
 

@@ -171,9 +171,12 @@ class HttpLLM(LLM):
         return self._refusing(self._stream(body))
 
     def chat_tools(
-        self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]], max_tokens: int = DEFAULT_MAX_TOKENS,
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[Mapping[str, Any]],
+        max_tokens: int = DEFAULT_MAX_TOKENS,
         seed: int = 0,
-    ) -> str:  # fmt: skip
+    ) -> str:
         """OpenAI function calling: ``tools`` and ``tool_choice: "required"`` sent, the first ``tool_calls`` back (see
         :meth:`LLM.chat_tools`); a server refusing them (HTTP 400) raises :class:`StructuredOutputUnsupported`."""
         params = GenerationParams.of(max_tokens, 0.0, seed, None)
