@@ -81,7 +81,7 @@ def test_injection_firewall_flags_hostile_dev_passages_and_keeps_benign_ones() -
 def test_agent_hop_check_keeps_every_right_bridge_and_rejects_more_wrong_ones_as_the_threshold_rises() -> None:
     """The table the shipped ``hop_coverage`` was chosen from. Planted fault: the support check built without
     the threshold (``SupportCheck(min_coverage=t)`` dropped): every threshold then rejects the same candidates."""
-    from ragline.agent.loop import HOP_COVERAGE
+    from ragline.agent.settings import HOP_COVERAGE
 
     report = _run("agent_hop_check")
     total = {float(t): row for t, row in report["total"].items()}
