@@ -27,27 +27,15 @@ from scipy import sparse
 from ragline.components import register
 from ragline.errors import ConfigError
 from ragline.index.bm25 import BM25Params
-from ragline.index.filters import FilterLike, parse_filter
+from ragline.index.filters import FilterLike
 from ragline.index.store import Index
 from ragline.retrieve.base import Ranked, Retriever, needs_embeddings
 from ragline.retrieve.registry import build_retriever
+from ragline.structures.base import allowed_ids
 from ragline.structures.entities import entity_key, query_keys
 from ragline.structures.graph import EntityGraph, embedding_synonyms, graph_for
 
 DEFAULT_FIRST = "hybrid"
-
-
-def allowed_ids(index: Index, filter: FilterLike) -> set[str] | None:
-    """Ids of the live documents ``filter`` lets through (None: no filter, all of them)."""
-    node = parse_filter(filter)
-    if node is None:
-        return None
-    out: set[str] = set()
-    for si, segment in enumerate(index.segments):
-        mask = index.live_mask(si, node)
-        ids = segment.ids
-        out.update(ids[row] for row in (range(len(ids)) if mask is None else np.flatnonzero(mask)))
-    return out
 
 
 class PassageEntityGraph:
