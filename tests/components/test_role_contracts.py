@@ -14,6 +14,7 @@ from __future__ import annotations
 import inspect
 import math
 import sys
+import typing
 from pathlib import Path
 
 import numpy as np
@@ -54,6 +55,13 @@ CHEAP = {
 }
 
 
+def retrieves_itself(factory: object) -> bool:
+    """Whether a reader factory builds a reader that retrieves by itself (its class says ``retrieves = True``;
+    a factory function names that class as its return type)."""
+    built_type = factory if isinstance(factory, type) else typing.get_type_hints(factory).get("return")
+    return bool(getattr(built_type, "retrieves", False))
+
+
 def params(role: str) -> list:
     """``role``'s registered components (ragline's own), those that load a model marked ``models``."""
     out = []
@@ -65,7 +73,7 @@ def params(role: str) -> list:
             marks.append(pytest.mark.skip(reason="answered by an LLM: tests/answer and tests/agent hold it"))
         elif name in STRUCTURE_BOUND.get(role, ()):
             marks.append(pytest.mark.skip(reason="needs a structure these documents do not form: its own tests"))
-        elif getattr(component(role, name).factory, "retrieves", False):  # answer(question, filter), not read()
+        elif retrieves_itself(component(role, name).factory):  # answer(question, filter), not read()
             marks.append(pytest.mark.skip(reason="retrieves by itself: its own tests (tests/reflect, tests/agent)"))
         out.append(pytest.param(CHEAP.get(role, {}).get(name, name), marks=marks, id=name))
     return out

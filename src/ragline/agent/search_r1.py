@@ -258,7 +258,4 @@ def search_r1_reader(index: Any = None, llm: Any = None, **settings: Any) -> Sea
     return SearchR1Reader(index, SearchR1Settings(**settings), llm=llm)
 
 
-search_r1_reader.retrieves = True  # type: ignore[attr-defined]  # answers with answer(question, filter)
-
-
 search_r1_reader.needs_embeddings = lambda params: needs_embeddings([params.get("retriever", "bm25")])  # type: ignore[attr-defined]

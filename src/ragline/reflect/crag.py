@@ -142,6 +142,3 @@ class CRAGReader(RetrievingReader):
 def crag_reader(index: Any = None, llm: Any = None, **settings: Any) -> CRAGReader:
     """CRAG: a trained evaluator bands the retrieval; refine strips, or rewrite and search wider, or abstain."""
     return build_checked(CRAGReader, index, llm, settings)
-
-
-crag_reader.retrieves = True  # type: ignore[attr-defined]  # answers with answer(question, filter)

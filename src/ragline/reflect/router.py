@@ -64,6 +64,3 @@ class RoutedReader(RetrievingReader):
 def routed_reader(index: Any = None, llm: Any = None, **settings: Any) -> RoutedReader:
     """Router: a critic trained on outcomes sends a question to no retrieval, one retrieval or the agent."""
     return build_checked(RoutedReader, index, llm, settings)
-
-
-routed_reader.retrieves = True  # type: ignore[attr-defined]  # answers with answer(question, filter)

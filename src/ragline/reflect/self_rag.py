@@ -114,6 +114,3 @@ class SelfRAGReader(RetrievingReader):
 def self_rag_reader(index: Any = None, llm: Any = None, **settings: Any) -> SelfRAGReader:
     """Self-RAG: a trained critic decides whether to retrieve; drafts per passage ranked by ISREL/ISSUP/ISUSE."""
     return build_checked(SelfRAGReader, index, llm, settings)
-
-
-self_rag_reader.retrieves = True  # type: ignore[attr-defined]  # answers with answer(question, filter)
