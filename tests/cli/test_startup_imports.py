@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -61,12 +62,13 @@ def _search_loads(tmp_path: Path, *flags: str) -> tuple[str, list[str], bool]:
     return done.stdout, loaded, compiled
 
 
-def _loaded_by_rich() -> set[str]:
+@functools.cache  # one probe process for both tests
+def _loaded_by_rich() -> frozenset[str]:
     """The modules of HEAVY + LAZY that importing rich's console loads by itself (rich 14 imports logging; 15 does
     not): ragline cannot make those lazy, so the tests below do not count them against it."""
     probe = f"import sys, json, rich.console; print(json.dumps([m for m in {HEAVY + LAZY!r} if m in sys.modules]))"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    return set(json.loads(done.stdout))
+    return frozenset(json.loads(done.stdout))
 
 
 def test_bm25_search_loads_no_heavy_library(tmp_path: Path) -> None:
