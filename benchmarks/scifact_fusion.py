@@ -37,7 +37,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--dataset", default=str(bench_root() / "scifact"))
     p.add_argument("--queries", choices=("dev", "train"), default="dev")
-    p.add_argument("--dev-model", default="trained:scifact-embedder", help="the trained model whose dev slice to use")
+    p.add_argument(
+        "--dev-model",
+        default="trained:scifact-embedder",
+        help="the trained model whose dev slice to use; 'none' with --queries train: every train query",
+    )
     p.add_argument("--embedders", default="minilm,trained:scifact-embedder", help="dense legs, comma-separated")
     p.add_argument("--depth", type=int, default=100, help="candidates per leg (the hybrid's default)")
     p.add_argument("--bm25-grid", action="store_true", help="BM25 alone over a k1 x b grid and title weights")
@@ -46,7 +50,26 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--weights", default="0.5,0.75,1.0,1.25,1.5", help="dense-leg weights tried (BM25 weight 1)")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--tag", default="")
-    return p.parse_args(argv)
+    p.add_argument(
+        "--out", type=Path, help="the result file (default benchmarks/results/scifact_first_stage_{queries}{tag}.json)"
+    )
+    args = p.parse_args(argv)
+    if args.dev_model == "none" and args.queries == "dev":
+        p.error("--queries dev needs the trained model whose dev slice it is (--dev-model trained:NAME)")
+    return args
+
+
+def chosen_queries(dataset, queries: str, dev_model: str) -> list[str]:
+    """The query ids to score: the trained model's dev slice, or every train query (its split when a model is
+    named, so that a model's ``max_queries`` cap holds; all judged queries with ``--dev-model none``)."""
+    from ragline.train.data import train_dev_split
+    from ragline.train.models import read_card, resolve_model
+
+    if dev_model == "none":
+        return sorted(q for q in dataset.queries if q in dataset.qrels)
+    card = read_card(resolve_model(dev_model, "embedder"))["settings"]
+    train_ids, dev_ids = train_dev_split(dataset, card["dev_fraction"], card["seed"], card.get("max_queries"))
+    return dev_ids if queries == "dev" else sorted(train_ids + dev_ids)
 
 
 def bm25_grid(dataset, first, queries: dict, bm25_params, depth: int, score) -> None:
@@ -78,16 +101,12 @@ def main() -> int:
     from ragline.ingest.pipeline import IngestConfig, build_index
     from ragline.retrieve.fusion import fuse
     from ragline.retrieve.registry import build_retriever
-    from ragline.train.data import train_dev_split
-    from ragline.train.models import read_card, resolve_model
 
     args = parse_args()
     torch.set_num_threads(args.threads)
 
     dataset = load_beir(args.dataset, "train")
-    card = read_card(resolve_model(args.dev_model, "embedder"))["settings"]
-    train_ids, dev_ids = train_dev_split(dataset, card["dev_fraction"], card["seed"], card.get("max_queries"))
-    wanted = dev_ids if args.queries == "dev" else sorted(train_ids + dev_ids)
+    wanted = chosen_queries(dataset, args.queries, args.dev_model)
     queries = {q: dataset.queries[q] for q in wanted}
     qrels = {q: dataset.qrels[q] for q in wanted}
     metrics = ["ndcg@10", "recall@20", "recall@100", "mrr@10"]
@@ -145,8 +164,9 @@ def main() -> int:
     for row in out["rows"]:
         del row["_ndcg"]
     out["seconds"] = round(elapsed(), 1)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"scifact_first_stage_{args.queries}{args.tag}.json").write_text(json.dumps(out, indent=1) + "\n")
+    path = args.out or RESULTS / f"scifact_first_stage_{args.queries}{args.tag}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(out, indent=1) + "\n")
     print(json.dumps(out))
     return 0
 

@@ -193,3 +193,28 @@ def test_staged_retrieval_reports_each_stage_and_a_weight_zero_rerank_keeps_the_
         assert w0[m] == pytest.approx(hybrid[m]) and w0["failure_rate@" + m[7:]] == pytest.approx(1 - w0[m])
     assert w1["recall@20"] == pytest.approx(hybrid["recall@20"])  # reordering the top 10 keeps Recall@20
     assert w1["recall@5"] != pytest.approx(hybrid["recall@5"])  # the cross-encoder's order differs at 5
+
+
+@pytest.mark.slow
+@pytest.mark.models  # MiniLM for the dense leg (24 short abstracts)
+def test_scifact_fusion_scores_every_leg_fusion_and_bm25_setting_against_the_default_hybrid(tmp_path: Path) -> None:
+    """A tiny BEIR set, every train query (no trained model: ``--dev-model none``). Planted fault: each row paired
+    the wrong way round against the default hybrid (``compare(ndcg, first)``): the dense row's delta then has the
+    wrong sign."""
+    from train.tiny_beir import write_tiny_beir
+
+    folder = write_tiny_beir(tmp_path / "tiny")
+    out = tmp_path / "fusion.json"
+    report = _run("scifact_fusion", "--dataset", str(folder), "--queries", "train", "--dev-model", "none",
+                  "--embedders", "minilm", "--depth", "10", "--bm25-grid", "--out", str(out))  # fmt: skip
+    assert json.loads(out.read_text()) == report and report["queries"] == "train (8 train queries)"
+    rows = {r["name"]: r for r in report["rows"]}
+    assert report["rows"][0]["name"] == "hybrid bm25 + minilm (z_score)" and {"bm25", "dense minilm"} <= set(rows)
+    assert len([n for n in rows if n.startswith("bm25 k1=")]) == 16 and len([n for n in rows if "title=" in n]) == 3
+    assert all("vs_first_row" in r for r in report["rows"][1:]) and "vs_first_row" not in report["rows"][0]
+    assert all(0.0 <= r["ndcg@10"] <= 1.0 and r["recall@20"] <= r["recall@100"] + 1e-12 for r in report["rows"])
+    first = report["rows"][0]["ndcg@10"]
+    assert all(r["vs_first_row"]["delta"] == pytest.approx(r["ndcg@10"] - first) for r in report["rows"][1:])
+    assert rows["dense minilm"]["ndcg@10"] < first  # the tiny set's near misses fool the dense leg once
+    same = rows["bm25 k1=0.9 b=0.4"]
+    assert {m: same[m] for m in ("ndcg@10", "mrr@10")} == {m: rows["bm25"][m] for m in ("ndcg@10", "mrr@10")}
