@@ -5,6 +5,11 @@ one document as a sum of per-term, per-field contributions (tf, df, idf, documen
 variant's length normalization, field weight), the dense cosine when the index has vectors, and for
 each fuser the document's normalized score in every run, its fused score and its fused rank.
 
+A principal who may not read every live document gets no collection statistics: N, df, IDF and average
+lengths are counted over documents it cannot read (how many hidden documents hold a query term would be
+told by df), so they, and the per-term contributions and fused scores computed from them, are withheld;
+the score (what search shows it anyway), tf, the document's own length and the ranks remain.
+
 Two BM25 totals are given. ``exact_score`` is the float64 sum of the textbook contributions. ``score``
 is what ``Index.search`` returns, reproduced step by step: the index stores each posting's weight as
 float32 and accumulates them in a float32 buffer, so the two differ in the 7th significant digit.
@@ -19,7 +24,7 @@ import numpy as np
 
 from ragline.errors import ConfigError
 from ragline.index.bm25 import BM25Params, absent_weight, tf_weight
-from ragline.index.filters import FilterLike, filter_text, restrict
+from ragline.index.filters import FilterLike, filter_text, parse_filter, restrict
 from ragline.index.store import Index
 from ragline.principals import ANYONE, Principal
 
@@ -58,6 +63,45 @@ def _locate(index: Index, doc_id: str, principal: Principal = ANYONE) -> tuple[i
     raise ConfigError(f"{doc_id!r} is not a live document or chunk of the index that you may read{hint}")
 
 
+def reads_everything(index: Index, principal: Principal) -> bool:
+    """Whether ``principal`` may read every live document of ``index`` (then collection statistics tell it
+    nothing about documents it cannot read)."""
+    restriction = principal.restriction()
+    if restriction is None:
+        return True
+    node = parse_filter(restriction)
+    visible = 0
+    for si, segment in enumerate(index.segments):
+        mask = index.live_mask(si, node)
+        visible += len(segment) if mask is None else int(mask.sum())
+    return visible == len(index)
+
+
+# What a principal who cannot read the whole index is not shown (see the module doc).
+WITHHELD = "withheld: counted over documents you may not read"
+_COLLECTION_KEYS = {
+    "n_docs": None,
+    "avg_len": None,
+    "length_norm": None,
+    "df": None,
+    "idf": None,
+    "tf_weight": None,
+    "contribution": None,
+    "exact_score": None,
+}
+
+
+def withhold_statistics(lexical: dict[str, Any]) -> dict[str, Any]:
+    """``lexical`` (a ``bm25_explanation``) without the collection statistics and what is computed from them."""
+    out = {k: (None if k in _COLLECTION_KEYS else v) for k, v in lexical.items()}
+    out["fields"] = [{k: (None if k in _COLLECTION_KEYS else v) for k, v in f.items()} for f in lexical["fields"]]
+    out["contributions"] = [
+        {k: (None if k in _COLLECTION_KEYS else v) for k, v in c.items()} for c in lexical["contributions"]
+    ]
+    out["statistics"] = WITHHELD
+    return out
+
+
 def _rank_of(ranked: Sequence[tuple[str, float]], doc_id: str) -> int | None:
     return next((r for r, (d, _) in enumerate(ranked, start=1) if d == doc_id), None)
 
@@ -66,7 +110,8 @@ def bm25_explanation(
     index: Index, query: str, doc_id: str, bm25: BM25Params | None = None, principal: Principal = ANYONE
 ) -> dict[str, Any]:
     """The BM25 score of ``doc_id`` for ``query`` as per-term contributions (see the module doc); a
-    document ``principal`` may not read is refused like an absent one."""
+    document ``principal`` may not read is refused like an absent one, and a principal who cannot read the
+    whole index gets the contributions without the collection statistics (``withhold_statistics``)."""
     params = bm25 or index.settings.bm25
     si, row = _locate(index, doc_id, principal)
     segment = index.segments[si]
@@ -119,7 +164,7 @@ def bm25_explanation(
     exact = float(sum(c["contribution"] for c in contributions))
     # Search takes a row as a candidate only when its accumulated buffer is positive.
     matched = float(accumulated) > 0
-    return {
+    result = {
         "params": params.to_dict(),
         "formula": FORMULAS[params.variant],
         "n_docs": n_docs,
@@ -131,7 +176,9 @@ def bm25_explanation(
         "matched": matched,
         "score": float(accumulated) + constant if matched else 0.0,
         "exact_score": exact if matched else 0.0,
+        "statistics": "collection-wide",
     }
+    return result if reads_everything(index, principal) else withhold_statistics(result)
 
 
 def explain(
@@ -156,6 +203,7 @@ def explain(
     si, row = _locate(index, doc_id, principal)
     filter = restrict(filter, principal.restriction())
     lexical = bm25_explanation(index, query, doc_id, params, principal)
+    whole = lexical["statistics"] != WITHHELD
     bm25_run = index.search_ids(query, depth, filter, params)
     lexical["rank"] = _rank_of(bm25_run, doc_id)
     out: dict[str, Any] = {
@@ -178,7 +226,13 @@ def explain(
     segments = index.segments
     dense_run = [(segments[s].ids[r], score) for s, r, score in index.search_vector(query_vector, depth, filter)]
     out["dense"] = {"cosine": cosine, "rank": _rank_of(dense_run, doc_id)}
-    out["fusion"] = fusion_explanation({"bm25": dict(bm25_run), "dense": dict(dense_run)}, doc_id, fusers)
+    fusion = fusion_explanation({"bm25": dict(bm25_run), "dense": dict(dense_run)}, doc_id, fusers)
+    if not whole:
+        # normalized and fused scores come from BM25 scores built on the withheld statistics; ranks stay
+        fusion = {
+            name: {"normalized": None, "fused_score": None, "rank": part["rank"]} for name, part in fusion.items()
+        }
+    out["fusion"] = fusion
     return out
 
 

@@ -93,3 +93,33 @@ def test_principals_without_as_is_an_error(capsys, folder, command) -> None:
     assert main([*command, "--index", index, "--principals", str(people), "--output", "json"]) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and "--as USER" in captured.err
+
+
+def test_collection_statistics_are_withheld_from_a_principal_who_cannot_read_everything(tmp_path: Path) -> None:
+    """df would tell a principal how many hidden documents hold a query term ("osprey": 3 documents, of which
+    it may read 1). Planted fault: ``bm25_explanation`` returning the statistics to every principal (the code
+    before this test): bob's df for "osprey" is then 3."""
+    index = Index.create(None)
+    index.add([Document(f"secret{i}", "osprey nests in the north", metadata={"acl": ["hr"]}) for i in range(2)]
+              + [Document("open", "osprey and more words here", metadata={"acl": ["all"]})])  # fmt: skip
+    index.commit()
+    bob, both = principal_from_groups(["all"]), principal_from_groups(["all", "hr"])
+    hidden = explain(index, "osprey", "open", principal=bob)
+    lexical = hidden["bm25"]
+    assert lexical["statistics"].startswith("withheld") and lexical["n_docs"] is None
+    assert all(c["df"] is None and c["idf"] is None and c["contribution"] is None for c in lexical["contributions"])
+    assert all(f["avg_len"] is None for f in lexical["fields"]) and lexical["exact_score"] is None
+    assert lexical["matched"] and lexical["score"] > 0 and lexical["rank"] == 1
+    assert [c["tf"] for c in lexical["contributions"]] == [1.0]
+    whole = explain(index, "osprey", "open", principal=both)["bm25"]
+    assert whole["statistics"] == "collection-wide" and whole["n_docs"] == 3
+    assert whole["contributions"][0]["df"] == 3 and whole["score"] == lexical["score"]
+
+
+def test_explain_command_prints_withheld_statistics(capsys, folder) -> None:
+    """The text output of a principal who cannot read the hr document (planted fault: printing ``avg_len`` with
+    a number format when it is withheld raises)."""
+    _, index, _ = folder
+    capsys.readouterr()
+    assert main(["explain", "office salary", "notice#0", "--index", index, "--groups", "all"]) == 0
+    assert "withheld" in capsys.readouterr().out

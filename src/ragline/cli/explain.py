@@ -58,16 +58,19 @@ def cmd_explain(args: argparse.Namespace) -> int:
     console = Console()
     params = lexical["params"]
     console.print(Text(f"BM25 {params['variant']} (k1={params['k1']:g}, b={params['b']:g}): {lexical['formula']}"))
-    console.print(
-        Text(
-            f"N = {lexical['n_docs']} documents; "
-            + "; ".join(
-                f"{f['field']} x{f['weight']:g}: dl {f['doc_len']:g}, avgdl {f['avg_len']:.1f}, "
-                f"1 - b + b dl/avgdl = {f['length_norm']:.3f}"
-                for f in lexical["fields"]
+    if lexical["statistics"] == "collection-wide":
+        console.print(
+            Text(
+                f"N = {lexical['n_docs']} documents; "
+                + "; ".join(
+                    f"{f['field']} x{f['weight']:g}: dl {f['doc_len']:g}, avgdl {f['avg_len']:.1f}, "
+                    f"1 - b + b dl/avgdl = {f['length_norm']:.3f}"
+                    for f in lexical["fields"]
+                )
             )
         )
-    )
+    else:
+        console.print(Text(f"collection statistics (N, df, idf, avgdl) {lexical['statistics']}"))
     table = Table(title=Text(f"{out['doc_id']} for {out['query']!r}"))
     for column in ("term", "field", "tf", "df", "idf", "tf weight", "contribution"):
         table.add_column(column, justify="left" if column in ("term", "field") else "right")
@@ -76,14 +79,15 @@ def cmd_explain(args: argparse.Namespace) -> int:
             Text(c["term"]),
             c["field"],
             f"{c['tf']:g}",
-            str(c["df"]),
+            "—" if c["df"] is None else str(c["df"]),
             _number(c["idf"]),
             _number(c["tf_weight"]),
             _number(c["contribution"]),
         )
     console.print(table)
     rank = lexical["rank"] or f"not in the top {out['depth']}" + (" under the filter" if flt_text else "")
-    console.print(f"BM25 score {lexical['score']:.6f} (float64 sum {lexical['exact_score']:.6f}), rank {rank}")
+    exact = "" if lexical["exact_score"] is None else f" (float64 sum {lexical['exact_score']:.6f})"
+    console.print(f"BM25 score {lexical['score']:.6f}{exact}, rank {rank}")
     if lexical["unknown_terms"]:
         console.print(Text(f"terms in no document: {', '.join(lexical['unknown_terms'])}"))
     if out["dense"] is None:
@@ -94,7 +98,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     for column in ("fuser", "bm25", "dense", "fused", "rank"):
         fusion.add_column(column, justify="left" if column == "fuser" else "right")
     for name, part in out["fusion"].items():
-        norm = part["normalized"]
+        norm = part["normalized"] or {"bm25": None, "dense": None}
         fusion.add_row(
             name, _number(norm["bm25"]), _number(norm["dense"]), _number(part["fused_score"]), str(part["rank"] or "—")
         )
