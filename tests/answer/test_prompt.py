@@ -56,6 +56,8 @@ def test_an_empty_context_says_so() -> None:
         '"I don\'t know"',
         "Unknown.",
         "The sources do not contain the answer.",
+        "The source does not contain the answer.",
+        "The provided context does not mention the threshold.",
     ],
 )
 def test_abstentions_are_recognized(reply: str) -> None:
@@ -66,7 +68,12 @@ def test_abstentions_are_recognized(reply: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "reply", ["The cap is $70 per person [1].", "I know: $70 [1].", "Unknown fees are not covered [1]."]
+    "reply",
+    [
+        "The cap is $70 per person [1].",
+        "I know: $70 [1].",
+        "Unknown fees are not covered [1].",
+    ],
 )
 def test_answers_are_not_abstentions(reply: str) -> None:
     assert not is_abstention(reply)

@@ -69,7 +69,7 @@ SYSTEM_PROMPT = (
 # Replies that mean "no answer" even when a model does not use ABSTAIN_TEXT verbatim.
 _ABSTAIN = re.compile(
     r"^(?:answer:\s*)?(?:i\s+(?:do\s+not|don't|dont)\s+know\b|(?:unknown|no answer)\W*$"
-    r"|the (?:provided )?sources do not (?:contain|say|mention|state|include)\b)",
+    r"|the (?:provided |given )?(?:sources? (?:does|do)|context does) not (?:contain|say|mention|state|include)\b)",
     re.IGNORECASE,
 )
 _ANSWER_PREFIX = re.compile(r"^\s*answer\s*:\s*", re.IGNORECASE)
