@@ -8,8 +8,10 @@ rerank``). When no attempt is good enough, ``policy`` decides: ``read`` hands on
 ``abstain`` stops and says why. A hop's bridge is the name its best sentences give that the
 sub-question does not (``decompose.bridge_candidates``); no bridge ends the chain. The evidence of
 every hop (``hop_k`` passages each, never more than ``budget_passages`` in all) is the reader's
-context, so citations span hops. Caps on retrievals, model calls, tokens and seconds bound every
-question; hitting one stops the loop with that reason. ``interleave=true`` (IRCoT-style) lets a
+context, so citations span hops, ranked by the grader's grade against the question the reader is asked (ties:
+the last hop first), so a first hop's passage that names the question's code is not pushed out of the reader's
+top sources by later hops that could only bring other documents. Caps on retrievals, model calls, tokens
+and seconds bound every question; hitting one stops the loop with that reason. ``interleave=true`` (IRCoT-style) lets a
 question that does not decompose take further hops: the next query is the question plus the bridge
 read so far.
 ``first_hop=question`` asks hop 1 the whole question instead of the first sub-question (later hops
@@ -53,7 +55,7 @@ from ragline.agent.decompose import (
     bridge_candidates,
 )
 from ragline.agent.settings import AgentSettings
-from ragline.agent.steps import _attempts, _renumber, _sentence_lines
+from ragline.agent.steps import _attempts, _by_grade, _renumber, _sentence_lines
 from ragline.agent.trace import Cost, Trace
 from ragline.answer.context import Context, approx_tokens, build_context, document_id
 from ragline.answer.support import SupportCheck
@@ -233,7 +235,7 @@ class MultiHopAgent:
             stop = stop or f"reached the maximum of {s.max_hops} hops"
         if not stop:
             stop = "every sub-question was retrieved"
-        context = build_context(_renumber(per_hop), s.budget)
+        pooled = _renumber(per_hop)
         asks = [asked, question]
         if clauses and bridges:
             # The last clause with the bridge the hops found: the answer sentence names the bridge, seldom
@@ -241,6 +243,7 @@ class MultiHopAgent:
             bridged = bridges[min(len(clauses) - 2, len(bridges) - 1)]
             asks.insert(0, clauses[-1].text.replace(BRIDGE, bridged).strip())
         for read_as in dict.fromkeys(asks):
+            context = build_context(_by_grade(pooled, self.grader.grade(read_as, pooled)), s.budget)
             answer = self.reader.read(read_as, context)
             if not answer.abstained:
                 break
