@@ -14,11 +14,15 @@ from ragline.errors import ConfigError, InputError
 from ragline.train.reader import (
     QA,
     Paragraph,
+    RareWords,
     ReaderTraining,
+    _base_rounds,
+    new_questions,
     no_answer_examples,
     read_paragraphs,
     split_articles,
     train_reader,
+    training_examples,
 )
 
 pytest.importorskip("transformers")
@@ -114,3 +118,125 @@ def test_bad_lines_name_the_file_and_line(tmp_path: Path):
         list(read_paragraphs(wrong))
     with pytest.raises(ConfigError, match="no_answer"):
         ReaderTraining(no_answer="sometimes").check()
+
+
+NORMANS = [
+    "The Norman conquest of Sicily began in 1061 under Roger. He was the brother of Robert Guiscard.",
+    "The abbey of Bec trained many scholars in the liturgy and in letters.",
+    "Norman masons built churches in the Romanesque style across the duchy.",
+    "Roger and the Norman knights took the cities of Sicily one by one; the conquest of the island was slow.",
+    "In 1061 the Norman army crossed to Sicily at Messina, beginning the conquest.",
+]
+
+
+def _normans() -> tuple[QA, dict[str, list[Paragraph]]]:
+    own = NORMANS[0]
+    qa = QA("n1", "When did the Norman conquest of Sicily begin?", own, (own.index("1061"), own.index("1061") + 4),
+            ("1061",), "Normans")  # fmt: skip
+    paragraphs = [Paragraph("Normans", c, (qa,) if c == own else ()) for c in NORMANS]
+    # Other articles: IDF is counted over every paragraph given, so "Norman" is rarer than "the".
+    others = [Paragraph(f"T{i}", f"The {w} of the valley was the town's pride.", ()) for i, w in enumerate("abcdef")]
+    by_title: dict[str, list[Paragraph]] = {}
+    for p in paragraphs + others:
+        by_title.setdefault(p.title, []).append(p)
+    return qa, by_title
+
+
+def test_similar_no_answer_shares_the_questions_rare_words_and_never_holds_the_answer():
+    """The hard pick is the article's paragraph, not its own and without the answer text, that shares the most
+    of the question's rare words. Planted faults, each checked to fail here: picking a random eligible
+    paragraph (as ``other`` does) instead of the highest overlap, and dropping the answer-text filter (the
+    closest paragraph, NORMANS[4], holds "1061")."""
+    qa, by_title = _normans()
+    rare = RareWords(by_title)
+    picked = rare.closest_without_answer(qa)
+    assert picked == NORMANS[3]
+    eligible = [NORMANS[1], NORMANS[2], NORMANS[3]]
+    assert all(rare.overlap(qa.question, picked) > rare.overlap(qa.question, c) for c in eligible if c != picked)
+    made = no_answer_examples([qa] * 4, by_title, "hard", 1.0, random.Random(0))
+    assert {m.id.rsplit("-", 1)[1] for m in made} == {"similar", "removed"}
+    for m in made:
+        assert m.answer is None and "1061" not in m.context
+    assert next(m for m in made if m.id.endswith("similar")).context == NORMANS[3]
+
+
+def test_similar_overlap_beats_a_random_paragraph_on_a_squad_layout_file(tmp_path: Path):
+    """Over many questions, the ``similar`` paragraph shares more rare words with its question than a random
+    other paragraph of the article does, and it is the best of them for every question. Planted fault:
+    ``closest_without_answer`` taking the first eligible paragraph instead of the best fails this."""
+    rng = random.Random(3)
+    topics = ["glacier", "falcon", "copper", "harbour", "violin", "orchard", "comet", "marble"]
+    lines = []
+    for a in range(3):
+        for p, topic in enumerate(topics):
+            nearby = topics[(p + 1) % len(topics)]  # so one other paragraph names this one's topic
+            context = (
+                f"The {topic} of region {a} is known, as is its {nearby}. "
+                f"Its {topic} keeper lived there for {p + 1} decades."
+            )
+            start = context.index(f"{p + 1} decades")
+            question = f"How long did the {topic} keeper live in region {a}?"
+            qa = {
+                "id": f"{a}-{p}",
+                "question": question,
+                "answers": [{"text": f"{p + 1} decades", "answer_start": start}],
+            }
+            lines.append(json.dumps({"title": f"A{a}", "context": context, "qas": [qa]}))
+    path = tmp_path / "topics.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    paragraphs = list(read_paragraphs(path))
+    by_title: dict[str, list[Paragraph]] = {}
+    for para in paragraphs:
+        by_title.setdefault(para.title, []).append(para)
+    rare = RareWords(by_title)
+    picked_scores, random_scores = [], []
+    for para in paragraphs:
+        qa = para.qas[0]
+        picked = rare.closest_without_answer(qa)
+        assert picked is not None and qa.answers[0] not in picked
+        others = [o.context for o in by_title[qa.title] if o.context != qa.context and qa.answers[0] not in o.context]
+        picked_scores.append(rare.overlap(qa.question, picked))
+        assert picked_scores[-1] == max(rare.overlap(qa.question, o) for o in others)
+        random_scores.append(rare.overlap(qa.question, rng.choice(others)))
+    assert sum(picked_scores) / len(picked_scores) > sum(random_scores) / len(random_scores)
+
+
+def test_a_second_round_reads_new_questions_and_keeps_the_dev_slice(tmp_path: Path):
+    """``skip_questions=N`` leaves out exactly the N questions a run with ``max_questions=N`` (same seed) read,
+    and the dev questions stay the same. Planted fault: ignoring ``skip_questions`` (the pool unchanged)
+    makes the two rounds share questions and this fails."""
+    data = write_tiny_squad(tmp_path / "t.jsonl.gz", articles=12, per_article=5)
+    base = ReaderTraining(dev_fraction=0.25, dev_questions=6, max_questions=10, no_answer="none")
+    first, dev1, _ = training_examples(data, base, lambda message: None)
+    second_settings = ReaderTraining(dev_fraction=0.25, dev_questions=6, max_questions=10, skip_questions=10,
+                                     no_answer="none")  # fmt: skip
+    second, dev2, counts = training_examples(data, second_settings, lambda message: None)
+    assert len(first) == len(second) == 10 and counts["train_questions_skipped"] == 10
+    assert not {q.id for q in first} & {q.id for q in second}
+    assert [q.id for q in dev1 if q.answer] == [q.id for q in dev2 if q.answer]
+    pool = [qa for qa in first + second]
+    assert new_questions(pool, 0, 0) is pool
+
+
+def test_new_settings_leave_earlier_models_up_to_date_and_cards_count_every_round(tmp_path: Path, monkeypatch):
+    """Settings added later (``dev_no_answer``, ``skip_questions``) at their default keep the key a model trained
+    before them has (so ``make squad-reader`` does not train again), and a round on top of a trained reader
+    counts the examples that reader had seen. Planted faults: keeping the new fields in the key changes it
+    (first assertion fails); reading the base's ``steps`` instead of its best step's examples fails the last."""
+    from dataclasses import asdict
+
+    from ragline.train.models import settings_key
+
+    old = asdict(ReaderTraining())
+    del old["dev_no_answer"], old["skip_questions"]
+    assert ReaderTraining().key() == settings_key(old)
+    assert ReaderTraining(dev_no_answer="hard").key() != ReaderTraining().key()
+    monkeypatch.setenv("RAGLINE_CACHE", str(tmp_path))
+    folder = tmp_path / "models" / "r1"
+    folder.mkdir(parents=True)
+    card = {"kind": "reader", "id": "r1@abc", "steps": 551, "dev": {"best_figures": {"examples_seen": 8000}}}
+    (folder / "card.json").write_text(json.dumps(card), encoding="utf-8")
+    assert _base_rounds("minilm") == {"id": "minilm", "seen": 0}
+    assert _base_rounds("trained:r1") == {"id": "r1@abc", "seen": 8000}
+    (folder / "card.json").write_text(json.dumps({**card, "examples_seen_total": 15000}), encoding="utf-8")
+    assert _base_rounds("trained:r1")["seen"] == 15000

@@ -19,9 +19,19 @@ from ragline.progress import stderr
 _ONLY = {
     "reranker": ("negatives", "dev_depth", "queries_per_step", "max_length"),
     "embedder": ("dev_pool", "batch_size", "max_seq_length", "scale"),
-    "reader": ("dev_questions", "max_questions", "no_answer", "no_answer_share", "stride", "max_answer_tokens"),
+    "reader": (
+        "dev_questions",
+        "max_questions",
+        "skip_questions",
+        "no_answer",
+        "dev_no_answer",
+        "no_answer_share",
+        "stride",
+        "max_answer_tokens",
+    ),
 }
 _TRAINERS = ("reranker", "embedder", "reader")
+_NO_ANSWER_MODES = ("both", "other", "removed", "similar", "hard", "none")  # ragline.train.reader's, "none" last
 
 
 def _settings_class(kind: str) -> Any:
@@ -149,8 +159,21 @@ def add_parser(sub: Any) -> None:
     reader.add_argument(
         "--no-answer",
         dest="no_answer",
-        choices=("both", "other", "removed", "none"),
-        help="how no-answer examples are made (both)",
+        choices=_NO_ANSWER_MODES,
+        help="how no-answer examples are made (both; similar: the article's paragraph sharing the question's "
+        "rare words; hard: similar and removed)",
+    )
+    reader.add_argument(
+        "--dev-no-answer",
+        dest="dev_no_answer",
+        choices=_NO_ANSWER_MODES[:-1],
+        help="how the dev slice's no-answer examples (the threshold's calibration) are made (both)",
+    )
+    reader.add_argument(
+        "--skip-questions",
+        dest="skip_questions",
+        type=positive_int,
+        help="leave out the questions a run with --max-questions N (same seed) sampled: a second round's new ones",
     )
     reader.add_argument("--no-answer-share", dest="no_answer_share", type=float, help="no-answer per question (0.5)")
     reader.add_argument("--stride", type=positive_int, help="overlap of a passage's windows, word pieces (32)")

@@ -11,9 +11,20 @@ No-answer examples (SQuAD v1.1 has none) are made from the answerable ones, both
 - ``other``: the question paired with another paragraph of the same article that does not contain the
   answer text (same topic, so the reader must check the question, not only the subject);
 - ``removed``: the question's own paragraph with the sentence holding the answer removed (skipped when the
-  answer text still occurs in what is left).
+  answer text still occurs in what is left);
+- ``similar``: the paragraph of the same article, not its own and without the answer text, that shares the
+  most of the question's rare words (the sum of the BM25 IDF of the question's terms it holds; IDF over
+  every paragraph of the file): a distractor on the question's own words, as SQuAD 2.0's unanswerable
+  questions are; ``"hard"`` alternates ``similar`` and ``removed``.
 
-``no_answer_share`` of the sampled questions get such a counterpart, pointing at ``[CLS]``.
+``no_answer_share`` of the sampled questions get such a counterpart, pointing at ``[CLS]``. The dev slice's
+no-answer examples are made the ``dev_no_answer`` way (``both`` by default; a run trained on hard examples
+calibrates its threshold on hard ones).
+
+A second round: ``base="trained:NAME"`` starts from a trained reader (its heads included), and
+``skip_questions=N`` leaves out the N questions a run with the same seed and ``max_questions=N`` sampled, so
+the round reads questions the first did not; the card says what the model was initialised from and the
+examples seen in all rounds.
 
 The model: ``AutoModelForQuestionAnswering`` over the base encoder (a new start/end head), cross-entropy on
 the gold start and end pieces of the window holding the answer (a no-answer example: ``[CLS]``, a seeded
@@ -35,6 +46,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ragline.answer.span_decode import best_threshold, decode
 from ragline.answer.span_reader import SETTINGS_FILE, encode_pairs, encode_windows, load_qa_model, score_windows
 from ragline.answer.spans import sentences
@@ -46,7 +59,9 @@ from ragline.train.loop import TrainingRun
 from ragline.train.models import settings_key
 
 Log = Callable[[str], None]
-NO_ANSWER_MODES = ("both", "other", "removed", "none")
+NO_ANSWER_MODES = ("both", "other", "removed", "similar", "hard", "none")
+# Settings added after models were trained: left out of the key at their default, so those stay up to date.
+_LATER_DEFAULTS = {"dev_no_answer": "both", "skip_questions": 0}
 
 
 @dataclass(frozen=True)
@@ -72,13 +87,24 @@ class ReaderTraining:
     patience: int = 3
     seed: int = 0
     threads: int = 2
+    dev_no_answer: str = "both"  # how the dev slice's no-answer examples are made (the threshold's calibration)
+    skip_questions: int = 0  # leave out the questions a run with max_questions=skip_questions sampled
 
     def key(self) -> str:
-        return settings_key(asdict(self))
+        data = asdict(self)
+        for name, default in _LATER_DEFAULTS.items():
+            if data[name] == default:
+                del data[name]
+        return settings_key(data)
 
     def check(self) -> None:
-        if self.no_answer not in NO_ANSWER_MODES:
-            raise ConfigError(f"no_answer {self.no_answer!r}: one of {', '.join(NO_ANSWER_MODES)}")
+        for name in ("no_answer", "dev_no_answer"):
+            if getattr(self, name) not in NO_ANSWER_MODES:
+                raise ConfigError(f"{name} {getattr(self, name)!r}: one of {', '.join(NO_ANSWER_MODES)}")
+        if self.dev_no_answer == "none":
+            raise ConfigError("dev_no_answer 'none': the dev slice needs no-answer examples to calibrate on")
+        if self.skip_questions < 0:
+            raise ConfigError(f"skip_questions {self.skip_questions}: 0 or more")
         if not 0.0 <= self.no_answer_share <= 1.0:
             raise ConfigError(f"no_answer_share {self.no_answer_share}: between 0 and 1")
         if self.stride >= self.max_length // 2:
@@ -163,12 +189,61 @@ def no_answer_examples(
         return []
     made = []
     picked = rng.sample(questions, round(len(questions) * share))
+    alternate = {"both": ("other", "removed"), "hard": ("similar", "removed")}
+    rare = RareWords(by_title) if mode in ("similar", "hard") else None
     for number, qa in enumerate(picked):
-        way = mode if mode != "both" else ("other", "removed")[number % 2]
-        context = _other_paragraph(qa, by_title, rng) if way == "other" else _without_answer_sentence(qa)
+        way = alternate[mode][number % 2] if mode in alternate else mode
+        if way == "other":
+            context = _other_paragraph(qa, by_title, rng)
+        elif way == "similar" and rare is not None:
+            context = rare.closest_without_answer(qa)
+        else:
+            context = _without_answer_sentence(qa)
         if context is not None:
             made.append(QA(f"{qa.id}-no-{way}", qa.question, context, None, (), qa.title))
     return made
+
+
+class RareWords:
+    """The question's rare words in a paragraph: the sum of the BM25 IDF (over every paragraph given) of the
+    question's distinct terms the paragraph holds (the project's English analyzer: stopwords out, stems)."""
+
+    def __init__(self, by_title: dict[str, list[Paragraph]]) -> None:
+        from ragline.index.bm25 import BM25Params, idf
+        from ragline.text.analyzer import get_analyzer
+
+        self.analyze = get_analyzer("english")
+        self.by_title = by_title
+        self.terms: dict[str, frozenset[str]] = {}  # per paragraph text, analyzed once
+        df: dict[str, int] = {}
+        contexts = {p.context for paragraphs in by_title.values() for p in paragraphs}
+        for context in contexts:
+            for term in self._terms(context):
+                df[term] = df.get(term, 0) + 1
+        names = list(df)
+        weights = idf(BM25Params(), np.array([df[t] for t in names]), len(contexts))
+        self.idf = dict(zip(names, weights.tolist()))
+
+    def _terms(self, text: str) -> frozenset[str]:
+        if text not in self.terms:
+            self.terms[text] = frozenset(self.analyze(text))
+        return self.terms[text]
+
+    def overlap(self, question: str, context: str) -> float:
+        held = self._terms(context)
+        return sum(self.idf.get(t, 0.0) for t in set(self.analyze(question)) if t in held)
+
+    def closest_without_answer(self, qa: QA) -> str | None:
+        """The paragraph of ``qa``'s article, not its own and without its answer text, with the most overlap."""
+        best, best_score = None, -1.0
+        for p in self.by_title.get(qa.title, []):
+            lowered = p.context.lower()
+            if p.context == qa.context or any(a.lower() in lowered for a in qa.answers):
+                continue
+            score = self.overlap(qa.question, p.context)
+            if score > best_score:
+                best, best_score = p.context, score
+        return best
 
 
 def _other_paragraph(qa: QA, by_title: dict[str, list[Paragraph]], rng: random.Random) -> str | None:
@@ -188,6 +263,14 @@ def _without_answer_sentence(qa: QA) -> str | None:
     return context
 
 
+def new_questions(questions: list[QA], skip: int, seed: int) -> list[QA]:
+    """``questions`` less the ``skip`` that a run with this seed and ``max_questions=skip`` sampled first."""
+    if skip <= 0:
+        return questions
+    seen = {qa.id for qa in random.Random(seed).sample(questions, min(skip, len(questions)))}
+    return [qa for qa in questions if qa.id not in seen]
+
+
 def training_examples(
     path: str | Path, settings: ReaderTraining, log: Log
 ) -> tuple[list[QA], list[QA], dict[str, int]]:
@@ -204,18 +287,29 @@ def training_examples(
         raise ConfigError(f"{path}: no answerable question in the train or the dev articles; nothing to learn")
     rng = random.Random(settings.seed)
     available = len(train_q)
+    pool = new_questions(train_q, settings.skip_questions, settings.seed)
     if settings.max_questions is not None and settings.max_questions < len(train_q):
-        train_q = rng.sample(train_q, settings.max_questions)
+        sampled = rng.sample(train_q, settings.max_questions)  # drawn even when skipping: the dev sample stays
+        train_q = (
+            sampled
+            if pool is train_q
+            else random.Random(settings.seed + 1).sample(pool, min(settings.max_questions, len(pool)))
+        )
+    else:
+        train_q = pool
+    if not train_q:
+        raise ConfigError(f"skip_questions {settings.skip_questions}: no train question is left")
     dev_q = rng.sample(dev_q, min(settings.dev_questions, len(dev_q)))
     train = train_q + no_answer_examples(train_q, by_title, settings.no_answer, settings.no_answer_share, rng)
-    # The dev slice always has no-answer examples (both ways): the threshold is calibrated on them.
-    dev = dev_q + no_answer_examples(dev_q, by_title, "both", 0.5, rng)
+    # The dev slice always has no-answer examples: the threshold is calibrated on them.
+    dev = dev_q + no_answer_examples(dev_q, by_title, settings.dev_no_answer, 0.5, rng)
     counts = {
         "articles": len(by_title),
         "train_articles": len(train_titles),
         "dev_articles": len(dev_titles),
         "train_questions_available": available,
         "train_questions": len(train_q),
+        "train_questions_skipped": settings.skip_questions,
         "train_examples": len(train),
         "train_no_answer": len(train) - len(train_q),
         "dev_questions": len(dev_q),
@@ -351,11 +445,30 @@ def train_reader(
     run.train(step_loss, dev, save_best, progress)
     path = Path(data_path)
     stored = json.loads((run.partial / "best" / SETTINGS_FILE).read_text(encoding="utf-8"))
+    earlier = _base_rounds(settings.base)
     return run.publish(
         ReaderData(path.name, path, sha256_file(path)),
         counts,
         "mean F1 over the dev slice's answerable and no-answer examples at the calibrated threshold",
         {"best_figures": stored["dev"], "curve": run.state.get("curve", [])},
         no_answer=settings.no_answer,
+        dev_no_answer=settings.dev_no_answer,
         no_answer_threshold=stored["threshold"],
+        initialised_from=earlier["id"],
+        examples_seen_before=earlier["seen"],
+        examples_seen_total=earlier["seen"] + int(stored["dev"].get("examples_seen", 0)),
     )
+
+
+def _base_rounds(base: str) -> dict[str, Any]:
+    """What a second round starts from: the base reader's card id and the examples it had seen in all
+    (its best step's, over every earlier round); a plain encoder: its name and 0."""
+    from ragline.train.models import TRAINED_PREFIX, read_card, trained_path
+
+    if not base.startswith(TRAINED_PREFIX):
+        return {"id": base, "seen": 0}
+    card = read_card(trained_path(base[len(TRAINED_PREFIX) :]))
+    seen = card.get("examples_seen_total")
+    if seen is None:
+        seen = card.get("dev", {}).get("best_figures", {}).get("examples_seen", 0)
+    return {"id": card.get("id", base), "seen": int(seen)}
