@@ -119,7 +119,7 @@ def test_a_csv_file_is_one_table_with_its_delimiter_sniffed(tmp_path: Path) -> N
     assert document.text == "| name | score |\n| --- | --- |\n| alpha | 3 |\n| beta | 5 |"
 
 
-def test_an_email_has_its_headers_as_lines_and_metadata_and_reads_its_attachment(tmp_path: Path) -> None:
+def test_an_email_has_its_header_table_and_metadata_and_reads_its_attachment(tmp_path: Path) -> None:
     """Planted fault checked: attachments not recursed (the attached Word table is missing)."""
     attached = docx_file(tmp_path / "policy.docx").read_bytes()
     write_eml(tmp_path / "mail.eml", "Jon Ark <jon@example.org>", "staff@example.org, hr@example.org",
@@ -131,7 +131,10 @@ def test_an_email_has_its_headers_as_lines_and_metadata_and_reads_its_attachment
     assert document.metadata["from"] == "Jon Ark <jon@example.org>"
     assert document.metadata["to"] == ["staff@example.org", "hr@example.org"]
     assert document.metadata["date"] == "2026-03-03T09:00:00+00:00"
-    assert document.text.startswith("# Travel rates\n\nFrom: Jon Ark <jon@example.org>\nSent: Tue, 03 Mar 2026")
+    assert document.text.startswith(
+        "# Travel rates\n\n| Field | Email message |\n| --- | --- |\n| From (sender) | Jon Ark <jon@example.org> |\n"
+        "| Sent (date) | Tue, 03 Mar 2026 09:00:00 +0000 |\n| To (recipients) | staff@example.org, hr@example.org |\n"
+    )
     assert "## Attachment: policy.docx\n\n### Travel policy" in document.text
     assert "| Zurich | $95 | $240 |" in document.text
     assert "## Attachment: logo.png\n\n(not read: attachment of type '.png' is not read)" in document.text
