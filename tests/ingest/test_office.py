@@ -149,7 +149,8 @@ def encrypted(data: bytes) -> bytes:
 
 
 def test_bad_office_files_are_reported_by_name_and_the_rest_load(tmp_path: Path) -> None:
-    """A truncated .docx, an encrypted .xlsx and a .msg that is not OLE are skipped, each named with why."""
+    """A truncated .docx, an encrypted .xlsx and a .msg that is not OLE are skipped, each named with why.
+    Planted fault checked: ``check_office`` without its OLE check (the .xlsx is then "not a .xlsx file")."""
     good = docx_file(tmp_path / "good.docx")
     (tmp_path / "cut.docx").write_bytes(good.read_bytes()[:-300])
     write_xlsx(tmp_path / "plain.xlsx", [("Sheet", [["a", "b"], ["1", "2"]])])
@@ -181,7 +182,8 @@ def report_pdf() -> bytes:
 
 
 def test_pdf_layout_tables_headings_furniture_hyphens_and_scanned_pages(tmp_path: Path) -> None:
-    """Planted faults checked: furniture removal off (the running header stays), the hyphen join off."""
+    """Planted faults checked: furniture removal off (the running header stays), the hyphen join off,
+    ``read_layout`` not reporting image-only pages (no ``ocr_pages``, no warning)."""
     (tmp_path / "report.pdf").write_bytes(report_pdf())
     report = load_folder(tmp_path)
     (document,) = report.documents
