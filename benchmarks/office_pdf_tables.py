@@ -23,8 +23,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from common import log, package_version, print_result, write_result  # noqa: E402
-from office_docs import run_arm  # noqa: E402
+from common import log, package_version  # noqa: E402
+from office_docs import report, run_arm  # noqa: E402
 
 DATA = Path(__file__).parent / "pdf_tables"
 SHA256 = {
@@ -79,10 +79,7 @@ def main() -> None:
         "versions": {name: package_version(name) for name in ("pdfplumber", "pypdf")},
         **arms,
     }
-    if args.out:
-        write_result(args.out, result)
-    print_result({k: v for k, v in result.items() if k not in ("before", "after")}
-                 | {arm: {k: v for k, v in arms[arm].items() if k != "answers"} for arm in arms})  # fmt: skip
+    report(result, args.out)
 
 
 if __name__ == "__main__":
