@@ -212,3 +212,21 @@ def test_an_unreadable_office_file_raises_input_error_naming_it(tmp_path: Path) 
     with pytest.raises(InputError, match="not a .pptx file") as caught:
         load_file(path, Path("empty.pptx"))
     assert caught.value.source == str(path)
+
+
+def test_a_ruled_table_whose_row_names_sit_outside_its_rules_keeps_them(tmp_path: Path) -> None:
+    """As LaTeX and R print a table (``benchmarks/pdf_tables/data.pdf``): the rules frame the figures only, the row
+    names stand left of the frame. Planted fault checked: ``_beyond_rules`` returning None (the table then has
+    no row names, and they follow it as loose lines)."""
+    rows = [["Revenue", "Growth"], ["$4.1 million", "2.5%"], ["$2.2 million", "-1.0%"], ["$3.0 million", "0.4%"]]
+    items = pdf_table(200, 600, [120, 90], rows)
+    for r, name in enumerate(["North", "South", "Coast"], start=1):
+        items.append(("text", 72, 600 - (r + 1) * 20 + 6, 10, name))
+    items += pdf_paragraph(72, 700, ["Revenue by region, in the year to March."])
+    (tmp_path / "regions.pdf").write_bytes(pdf_bytes([items]))
+    text = load_file(tmp_path / "regions.pdf", Path("regions.pdf")).text
+    assert "| South | $2.2 million | -1.0% |" in text
+    assert "\nSouth\n" not in text and text.count("South") == 1
+    (tmp_path / "framed.pdf").write_bytes(report_pdf())  # a table wholly inside its rules is read as before
+    framed = load_file(tmp_path / "framed.pdf", Path("framed.pdf")).text
+    assert "| North | $4.1 million |\n| South | $2.2 million |" in framed
