@@ -358,10 +358,16 @@ def main() -> None:
                      ("python-docx", "python-pptx", "openpyxl", "extract-msg", "pdfplumber", "pypdf")},
         **arms,
     }  # fmt: skip
-    if args.out:
-        write_result(args.out, result)
-    print_result({k: v for k, v in result.items() if k not in ("before", "after")}
-                 | {arm: {k: v for k, v in arms[arm].items() if k != "answers"} for arm in arms})  # fmt: skip
+    report(result, args.out)
+
+
+def report(result: dict[str, Any], out: Path | None) -> None:
+    """Write the whole result to ``out`` (when given); print it without the per-question answers."""
+    if out:
+        write_result(out, result)
+    arms = ("before", "after")
+    print_result({k: v for k, v in result.items() if k not in arms}
+                 | {arm: {k: v for k, v in result[arm].items() if k != "answers"} for arm in arms})  # fmt: skip
 
 
 if __name__ == "__main__":

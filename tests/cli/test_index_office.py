@@ -37,7 +37,8 @@ def office_folder(docs: Path) -> None:
 
 
 def test_office_files_are_indexed_searched_by_cell_and_answered_with_their_sheet(capsys, tmp_path: Path) -> None:
-    """Planted fault checked: with .docx/.pptx/.xlsx/.eml left out of DOCUMENT_SUFFIXES, 4 are unsupported."""
+    """Planted faults checked: with .docx/.pptx/.xlsx/.eml left out of DOCUMENT_SUFFIXES, 4 are unsupported; with
+    the Word loader skipping tables, the search for "Zurich lodging cap" shows no "$240"."""
     office_folder(tmp_path / "docs")
     index = str(tmp_path / "idx")
     indexed = run_json(capsys, "index", str(tmp_path / "docs"), "--index", index, "--embedder", "none")
@@ -55,3 +56,34 @@ def test_office_files_are_indexed_searched_by_cell_and_answered_with_their_sheet
     assert mail["hits"][0]["doc_id"] == "move" and "slide" not in mail["hits"][0]
     deck = run_json(capsys, "search", "churn", "--index", index, "--retriever", "bm25")
     assert (deck["hits"][0]["doc_id"], deck["hits"][0]["slide"]) == ("review", 1)
+
+
+def test_index_reports_bad_office_files_and_a_scanned_pdf_page_by_name_and_indexes_the_rest(
+    capsys, tmp_path: Path
+) -> None:
+    """A truncated .docx, an encrypted .xlsx and a .msg that is not OLE are skipped and named on stderr with why;
+    a PDF with a scanned page is indexed with a warning that names the page for OCR; the good files are indexed.
+    Planted faults checked: ``check_office`` without its OLE check (the encrypted .xlsx is then "not a .xlsx file",
+    not "encrypted"); ``read_layout`` not reporting image-only pages (no warning)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ingest"))
+    from test_office import encrypted, report_pdf
+
+    office_folder(tmp_path / "docs")
+    docs = tmp_path / "docs"
+    (docs / "cut.docx").write_bytes((docs / "travel.docx").read_bytes()[:-300])
+    (docs / "locked.xlsx").write_bytes(encrypted((docs / "operations.xlsx").read_bytes()))
+    (docs / "note.msg").write_text("From: someone\n\nnot an Outlook file")
+    (docs / "report.pdf").write_bytes(report_pdf())  # page 5 is an image only
+    assert main(["index", str(docs), "--index", str(tmp_path / "idx"), "--embedder", "none", "--output", "json"]) == 0
+    captured = capsys.readouterr()
+    indexed, stderr = json.loads(captured.out), captured.err
+    assert (indexed["skipped"], indexed["unsupported"]) == (3, {})
+    for name, why in [("cut.docx", "truncated or corrupt .docx"), ("locked.xlsx", "encrypted (password-protected)"),
+                      ("note.msg", "not an Outlook .msg file")]:  # fmt: skip
+        assert any(name in line and why in line for line in stderr.splitlines()), (name, stderr)
+    (warning,) = indexed["warnings"]
+    assert "report.pdf" in warning and "page(s) 5 are scanned images" in warning
+    found = run_json(capsys, "search", "North revenue", "--index", str(tmp_path / "idx"), "--retriever", "bm25")
+    assert found["hits"][0]["doc_id"] == "report" and "$4.1 million" in found["hits"][0]["snippet"]
+    listed = run_json(capsys, "search", "depot Hall", "--index", str(tmp_path / "idx"), "--retriever", "bm25")
+    assert listed["hits"][0]["doc_id"] == "move"

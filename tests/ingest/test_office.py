@@ -119,7 +119,7 @@ def test_a_csv_file_is_one_table_with_its_delimiter_sniffed(tmp_path: Path) -> N
     assert document.text == "| name | score |\n| --- | --- |\n| alpha | 3 |\n| beta | 5 |"
 
 
-def test_an_email_has_its_headers_as_lines_and_metadata_and_reads_its_attachment(tmp_path: Path) -> None:
+def test_an_email_has_its_header_table_and_metadata_and_reads_its_attachment(tmp_path: Path) -> None:
     """Planted fault checked: attachments not recursed (the attached Word table is missing)."""
     attached = docx_file(tmp_path / "policy.docx").read_bytes()
     write_eml(tmp_path / "mail.eml", "Jon Ark <jon@example.org>", "staff@example.org, hr@example.org",
@@ -131,7 +131,10 @@ def test_an_email_has_its_headers_as_lines_and_metadata_and_reads_its_attachment
     assert document.metadata["from"] == "Jon Ark <jon@example.org>"
     assert document.metadata["to"] == ["staff@example.org", "hr@example.org"]
     assert document.metadata["date"] == "2026-03-03T09:00:00+00:00"
-    assert document.text.startswith("# Travel rates\n\nFrom: Jon Ark <jon@example.org>\nSent: Tue, 03 Mar 2026")
+    assert document.text.startswith(
+        "# Travel rates\n\n| Field | Email message |\n| --- | --- |\n| From (sender) | Jon Ark <jon@example.org> |\n"
+        "| Sent (date) | Tue, 03 Mar 2026 09:00:00 +0000 |\n| To (recipients) | staff@example.org, hr@example.org |\n"
+    )
     assert "## Attachment: policy.docx\n\n### Travel policy" in document.text
     assert "| Zurich | $95 | $240 |" in document.text
     assert "## Attachment: logo.png\n\n(not read: attachment of type '.png' is not read)" in document.text
@@ -146,7 +149,8 @@ def encrypted(data: bytes) -> bytes:
 
 
 def test_bad_office_files_are_reported_by_name_and_the_rest_load(tmp_path: Path) -> None:
-    """A truncated .docx, an encrypted .xlsx and a .msg that is not OLE are skipped, each named with why."""
+    """A truncated .docx, an encrypted .xlsx and a .msg that is not OLE are skipped, each named with why.
+    Planted fault checked: ``check_office`` without its OLE check (the .xlsx is then "not a .xlsx file")."""
     good = docx_file(tmp_path / "good.docx")
     (tmp_path / "cut.docx").write_bytes(good.read_bytes()[:-300])
     write_xlsx(tmp_path / "plain.xlsx", [("Sheet", [["a", "b"], ["1", "2"]])])
@@ -178,7 +182,8 @@ def report_pdf() -> bytes:
 
 
 def test_pdf_layout_tables_headings_furniture_hyphens_and_scanned_pages(tmp_path: Path) -> None:
-    """Planted faults checked: furniture removal off (the running header stays), the hyphen join off."""
+    """Planted faults checked: furniture removal off (the running header stays), the hyphen join off,
+    ``read_layout`` not reporting image-only pages (no ``ocr_pages``, no warning)."""
     (tmp_path / "report.pdf").write_bytes(report_pdf())
     report = load_folder(tmp_path)
     (document,) = report.documents
@@ -207,3 +212,21 @@ def test_an_unreadable_office_file_raises_input_error_naming_it(tmp_path: Path) 
     with pytest.raises(InputError, match="not a .pptx file") as caught:
         load_file(path, Path("empty.pptx"))
     assert caught.value.source == str(path)
+
+
+def test_a_ruled_table_whose_row_names_sit_outside_its_rules_keeps_them(tmp_path: Path) -> None:
+    """As LaTeX and R print a table (``benchmarks/pdf_tables/data.pdf``): the rules frame the figures only, the row
+    names stand left of the frame. Planted fault checked: ``_beyond_rules`` returning None (the table then has
+    no row names, and they follow it as loose lines)."""
+    rows = [["Revenue", "Growth"], ["$4.1 million", "2.5%"], ["$2.2 million", "-1.0%"], ["$3.0 million", "0.4%"]]
+    items = pdf_table(200, 600, [120, 90], rows)
+    for r, name in enumerate(["North", "South", "Coast"], start=1):
+        items.append(("text", 72, 600 - (r + 1) * 20 + 6, 10, name))
+    items += pdf_paragraph(72, 700, ["Revenue by region, in the year to March."])
+    (tmp_path / "regions.pdf").write_bytes(pdf_bytes([items]))
+    text = load_file(tmp_path / "regions.pdf", Path("regions.pdf")).text
+    assert "| South | $2.2 million | -1.0% |" in text
+    assert "\nSouth\n" not in text and text.count("South") == 1
+    (tmp_path / "framed.pdf").write_bytes(report_pdf())  # a table wholly inside its rules is read as before
+    framed = load_file(tmp_path / "framed.pdf", Path("framed.pdf")).text
+    assert "| North | $4.1 million |\n| South | $2.2 million |" in framed

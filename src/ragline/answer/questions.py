@@ -42,12 +42,14 @@ _TYPE_RULES: list[tuple[re.Pattern[str], dict[str, float]]] = [
         (r"\bhow many\b", {NUMBER: 1.0, DURATION: 1.0, PERCENT: 0.6, MONEY: 0.4}),
         (r"\bhow (?:much|large|big|high|far|old)\b", {MONEY: 1.0, NUMBER: 0.8, DURATION: 0.8, PERCENT: 0.8}),
         (r"\b(?:extension|phone|telephone|number)\b", {ID: 1.0, NUMBER: 0.4, CODE: 0.5}),
-        (r"\b(?:e-?mail|address)\b", {EMAIL: 1.0, NAME: 0.5}),
         (r"\bwho(?:m|se)?\b", {NAME: 1.0, PHRASE: 0.7}),
         (r"\b(?:cause|caused|why|failure|reason|behind)\b", {PHRASE: 1.0}),
         (r"\bhow (?:do|can|should|would) (?:i|we|you)\b", {ID: 1.0, EMAIL: 1.0, NAME: 0.6, PHRASE: 0.5}),
         (r"\bdeadline\b", {DURATION: 1.0, DATE: 1.0, TIME: 0.8}),
         (r"\bwhen\b|\b(?:what|which) (?:date|day)\b", {DATE: 1.0, TIME: 0.9, DURATION: 0.8, YEAR: 0.8}),
+        # after "who" and "when": in "who sent the e-mail about ...?" and "when was the e-mail sent?" the e-mail is
+        # the thing asked about, not the kind of answer
+        (r"\b(?:e-?mail|address)\b", {EMAIL: 1.0, NAME: 0.5}),
         (r"\b(?:what|which) (?:code|error|site|substation|incident|id)\b", {CODE: 1.0}),
         (r"\b(?:amount|allowance|budget|stipend|salary|pay|band|price|cost|fee|bonus)\b", _MONEYISH),
         (r"\b(?:limit|threshold|cap|rate|quota|size|capacity|length|duration|minimum|maximum)\b", _QUANTITY),

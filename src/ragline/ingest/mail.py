@@ -1,12 +1,14 @@
 """E-mail as Documents: ``.eml`` (the standard ``email`` package) and Outlook ``.msg`` (extract-msg).
 
-The text opens with the subject as a ``# `` heading and the header lines a question may ask about, one a line,
-as Outlook prints a message (``From:``, ``Sent:`` (the date), ``To:``, ``Cc:``, ``Subject:``), then the body
+The text opens with the subject as a ``# `` heading and the header fields a question may ask about as a
+two-column table under ``| Field | Email message |``: ``From (sender)``, ``Sent (date)``, ``To (recipients)``,
+``Cc (copied to)``, ``Subject`` (the name a mail program prints and the word a question uses; a table row is read,
+and its support checked, with its row's and column's names: "who sent the email about X?"), then the body
 (plain text; an HTML-only body is read as HTML pages are, ``html.py``), then each attachment under
 ``## Attachment: <name>``, read by its type: Word, PowerPoint, Excel, CSV, PDF, HTML, text, and attached
-e-mails (``.eml``, ``message/rfc822``), each in turn, up to ``MAX_DEPTH`` levels. An attachment of another
-type, or one that cannot be read, is named with the reason in the text, and the mail still loads. Attached
-files' headings sit under their attachment's heading.
+e-mails (``.eml``, ``message/rfc822``, and Outlook items attached to a ``.msg``), each in turn, up to
+``MAX_DEPTH`` levels. An attachment of another type, or one that cannot be read, is named with the reason in the
+text, and the mail still loads. Attached files' headings sit under their attachment's heading.
 
 Metadata: ``from``, ``to`` (a list), ``date`` (ISO 8601), ``subject`` (also the title); a sidecar
 overrides them (``acl``, ...). Refused, by name: a ``.msg`` that is not an OLE compound file (a renamed file,
@@ -25,10 +27,20 @@ from typing import Any
 from ragline.errors import InputError
 from ragline.ingest.files import DEFAULT_MAX_BYTES, decode_text, read_capped
 from ragline.ingest.structured import OLE_MAGIC, Blocks, structured_document, text_cap
+from ragline.ingest.tables import markdown_tables
 from ragline.types import Document
 
 MAX_DEPTH = 3
-_PRINTED = (("From", "From"), ("Date", "Sent"), ("To", "To"), ("Cc", "Cc"), ("Subject", "Subject"))
+# The header fields a question about a mail names ("who sent", "when was it sent"), each under the name a mail
+# program prints and the word a question uses; the values' column names what they describe.
+HEADER_TABLE = ("Field", "Email message")
+_FIELDS = (
+    ("From", "From (sender)"),
+    ("Date", "Sent (date)"),
+    ("To", "To (recipients)"),
+    ("Cc", "Cc (copied to)"),
+    ("Subject", "Subject"),
+)
 
 
 def load_eml(path: Path, relative: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Document:
@@ -79,33 +91,41 @@ def load_msg(path: Path, relative: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> 
         raise InputError(where, f"corrupt .msg file, cannot be read ({type(error).__name__}: {error})") from None
     blocks = Blocks(where, text_cap(max_bytes))
     try:
-        headers = {
-            "Subject": str(getattr(message, "subject", "") or "").strip(),
-            "From": str(getattr(message, "sender", "") or "").strip(),
-            "To": str(getattr(message, "to", "") or "").strip(),
-            "Cc": str(getattr(message, "cc", "") or "").strip(),
-            "Date": _msg_date(message),
-        }
-        _head(blocks, headers)
-        body = getattr(message, "body", None) or ""
-        html = getattr(message, "htmlBody", None) if not body else None
-        _body(blocks, body if body else (html.decode("utf-8", "replace") if html else ""), bool(html))
-        for attachment in getattr(message, "attachments", []) or []:
-            name = str(getattr(attachment, "longFilename", None) or getattr(attachment, "name", None) or "attachment")
-            content = getattr(attachment, "data", None)
-            if isinstance(content, bytes):
-                _attachment(blocks, name, 0, lambda n=name, c=content: _file_into(blocks, n, c, where, 0))
-            else:
-                blocks.heading(2, f"Attachment: {name}")
-                blocks.paragraph("(an embedded item that is not a file: not read)")
+        metadata = msg_into(blocks, message, where)
     except InputError:
         raise
     except Exception as error:  # noqa: BLE001
         raise InputError(where, f"corrupt .msg file, cannot be read ({type(error).__name__}: {error})") from None
     finally:
         message.close()
-    metadata = _metadata(headers)
     return structured_document(path, relative, blocks, metadata, metadata.get("subject", ""))
+
+
+def msg_into(blocks: Blocks, message: Any, where: str, depth: int = 0) -> dict[str, Any]:
+    """Write an opened extract-msg message into ``blocks``, attached messages in turn; its header metadata back."""
+    headers = {
+        "Subject": str(getattr(message, "subject", "") or "").strip(),
+        "From": str(getattr(message, "sender", "") or "").strip(),
+        "To": str(getattr(message, "to", "") or "").strip(),
+        "Cc": str(getattr(message, "cc", "") or "").strip(),
+        "Date": _msg_date(message),
+    }
+    _head(blocks, headers)
+    body = getattr(message, "body", None) or ""
+    html = getattr(message, "htmlBody", None) if not body else None
+    _body(blocks, body if body else (html.decode("utf-8", "replace") if html else ""), bool(html))
+    for attachment in getattr(message, "attachments", []) or []:
+        name = str(getattr(attachment, "longFilename", None) or getattr(attachment, "name", None) or "attachment")
+        content = getattr(attachment, "data", None)
+        if isinstance(content, bytes):
+            _attachment(blocks, name, depth, lambda n=name, c=content: _file_into(blocks, n, c, where, depth))
+        elif hasattr(content, "attachments") and hasattr(content, "subject"):  # an attached Outlook item
+            inner = f"{where}: {name}"
+            _attachment(blocks, name, depth, lambda m=content, i=inner: msg_into(blocks, m, i, depth + 1))
+        else:
+            blocks.heading(2, f"Attachment: {name}")
+            blocks.paragraph("(an embedded item that is not a file or a message: not read)")
+    return _metadata(headers)
 
 
 def _msg_date(message: Any) -> str:
@@ -116,11 +136,13 @@ def _msg_date(message: Any) -> str:
 
 
 def _head(blocks: Blocks, headers: dict[str, str]) -> None:
+    """The subject as the heading, then the header fields as a two-column table (``tables.py``): a table row is
+    read, and its support checked, with its row's and column's names, so "who sent the email about X?" is
+    answered from "| From (sender) | ... |" under "| Field | Email message |" below the heading "X"."""
     blocks.heading(1, headers["Subject"] or "(no subject)")
-    # As Outlook prints a message's header: "Sent:" is its date (what "when was it sent?" asks about).
-    lines = [f"{label}: {headers[name]}" for name, label in _PRINTED if headers[name]]
-    if lines:
-        blocks.add("\n".join(lines))
+    rows = [[label, headers[name]] for name, label in _FIELDS if headers[name]]
+    if rows:
+        blocks.add(markdown_tables(rows, header=HEADER_TABLE))
 
 
 def _body(blocks: Blocks, text: str, html: bool) -> None:

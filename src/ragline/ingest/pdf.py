@@ -19,7 +19,10 @@ checks the file as above, then pdfplumber reads each page from its characters' p
 
 * **tables** found by their ruling lines become Markdown tables with their header row (``tables.py``: split
   into row groups with the header repeated), placed where they sit on the page; their cells are not read again
-  as text (pypdf's text has a table as a run of numbers without its header);
+  as text (pypdf's text has a table as a run of numbers without its header); a ruled table with text beside its
+  frame on its rows (row names left of the rules, as LaTeX and R print tables) is read over the page's width by
+  text alignment, kept when that gives the same rows and more columns (``pdf_layout._beyond_rules``); a table
+  with no rules at all is not found (it stays text lines);
 * **text lines** outside tables, top to bottom; a vertical gap wider than a line starts a new paragraph;
   lines set in a font clearly larger than the document's body text (at least 15% larger, at most 12 words)
   become ``#`` headings, the largest size level 1 (up to 3 levels), so chunks get breadcrumbs;

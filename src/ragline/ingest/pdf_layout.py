@@ -20,6 +20,7 @@ MARGIN = 0.08  # the top and bottom share of a page where running headers and fo
 # A page item: (top, kind, text, size, bottom): kind "line", "margin" (a line in the top or bottom margin band:
 # perhaps a running header or footer) or "table"; size the line's main font size.
 Item = tuple[float, str, str, float, float]
+Box = tuple[float, float, float, float]  # x0, top, x1, bottom
 
 
 def read_layout(data: bytes, where: str) -> tuple[list[str], list[int]]:
@@ -51,14 +52,17 @@ def read_layout(data: bytes, where: str) -> tuple[list[str], list[int]]:
 
 def _page_items(page: Any) -> list[Item]:
     tables = page.find_tables()
-    boxes = [t.bbox for t in tables]
+    boxes: list[Box] = [t.bbox for t in tables]
     items: list[Item] = []
-    for table in tables:
+    for i, table in enumerate(tables):
         grid = [[cell or "" for cell in row] for row in table.extract()]
         if sum(1 for row in grid if any(c.strip() for c in row)) >= 2:
+            wider = _beyond_rules(page, table.bbox, grid)
+            if wider is not None:
+                grid, boxes[i] = wider
             items.append((table.bbox[1], "table", table_from_grid(grid), 0.0, table.bbox[3]))
         else:
-            boxes.remove(table.bbox)  # a one-row "table" is a box around text: read it as text
+            boxes[i] = (0.0, 0.0, 0.0, 0.0)  # a one-row "table" is a box around text: read it as text
     rest = page.filter(lambda obj: not _inside(obj, boxes)) if boxes else page
     for line in rest.extract_text_lines(strip=True, return_chars=True):
         text = line["text"].strip()
@@ -73,7 +77,27 @@ def _page_items(page: Any) -> list[Item]:
     return items
 
 
-def _inside(obj: dict[str, Any], boxes: list[tuple[float, float, float, float]]) -> bool:
+def _beyond_rules(page: Any, bbox: Box, grid: list[list[str]]) -> tuple[list[list[str]], Box] | None:
+    """A ruled table whose rows go on past its rules (row names in an unruled first column, a last column
+    outside the frame, as LaTeX and R print tables): the table's band of the page read by text alignment, when
+    there is text beside the frame and the band reads as one table with the same rows and more columns."""
+    x0, top, x1, bottom = bbox
+    band = page.crop((0, max(top - 1, 0), page.width, min(bottom + 1, page.height)))
+    if not any(c["text"].strip() and (c["x1"] <= x0 or c["x0"] >= x1) for c in band.chars):
+        return None
+    found = band.find_tables({"vertical_strategy": "text", "horizontal_strategy": "text"})
+    if len(found) != 1:
+        return None
+    wider = [[cell or "" for cell in row] for row in found[0].extract()]
+    wider = [row for row in wider if any(c.strip() for c in row)]  # text alignment reads a row gap as a row
+    filled = sum(1 for row in grid if any(c.strip() for c in row))
+    if len(wider) != filled or max(map(len, wider)) <= max(map(len, grid)):
+        return None
+    a = found[0].bbox
+    return wider, (min(a[0], x0), min(a[1], top), max(a[2], x1), max(a[3], bottom))
+
+
+def _inside(obj: dict[str, Any], boxes: list[Box]) -> bool:
     x = (float(obj.get("x0", 0)) + float(obj.get("x1", 0))) / 2
     y = (float(obj.get("top", 0)) + float(obj.get("bottom", 0))) / 2
     return any(x0 <= x <= x1 and top <= y <= bottom for x0, top, x1, bottom in boxes)
