@@ -67,6 +67,10 @@ ROLES: dict[str, tuple[str, tuple[str, ...]]] = {
         "holds a collection and searches it, opened by URI scheme (milvus://, file:// or a path)",
         ("ragline.store",),
     ),
+    "probe": (
+        "measures one failure mode of a pipeline, unfixed against fixed arm (ragline doctor)",
+        ("ragline.doctor",),
+    ),
 }
 
 
