@@ -172,6 +172,18 @@ class ProbeRole(Protocol):
     def run(self, doctor_run: Any) -> Any: ...
 
 
+@runtime_checkable
+class ExperimentRole(Protocol):
+    """A lecture experiment ``ragline experiment NAME`` runs (``ragline.eval.experiments.Experiment``):
+    ``run(args)`` gives its JSON payload, or, with ``own_output``, prints its result and gives the exit status."""
+
+    name: str
+    own_output: bool
+    configs: bool
+
+    def run(self, args: Any) -> Any: ...
+
+
 # role (as ``ragline.components.ROLES`` names it) -> the Protocol what ``build`` makes for it must satisfy
 PROTOCOLS: dict[str, type] = {
     "retriever": RetrieverRole,
@@ -186,6 +198,7 @@ PROTOCOLS: dict[str, type] = {
     "guard": Guard,
     "compressor": Compressor,
     "probe": ProbeRole,
+    "experiment": ExperimentRole,
 }
 
 
