@@ -81,7 +81,8 @@ class CollectionContract:
 
     # -- write, read, counts ---------------------------------------------------------------------
     def test_writes_show_at_commit_which_raises_the_generation(self, store: StoreUnderTest) -> None:
-        """Planted: a Milvus commit that kept its generation failed here."""
+        """Planted: a Milvus commit that kept its generation failed here; so did an embedded get_many that kept the
+        absent ids (as None)."""
         docs = [Document(f"d{i}", f"text number {i}", f"Title {i}", {"n": i, "acl": ["all"]}) for i in range(5)]
         with self.open(store) as collection:
             before = collection.generation
@@ -93,6 +94,8 @@ class CollectionContract:
             assert got is not None and (got.text, got.title, got.metadata) == ("text number 3", "Title 3",
                                                                               {"n": 3, "acl": ["all"]})  # fmt: skip
             assert collection.get("nope") is None
+            many = collection.get_many(["d4", "nope", "d0", "d4"])  # one request: present ones, each once
+            assert sorted(many) == ["d0", "d4"] and many["d4"] == collection.get("d4") and collection.get_many([]) == {}
             assert sorted(d.id for d in collection.documents()) == [d.id for d in docs]
             assert dict(collection.metadata()) == {d.id: d.metadata for d in docs}
             unchanged = collection.generation

@@ -309,9 +309,14 @@ class MilvusCollection:
         rows = self.client.get(self.name, ids=[doc_id], output_fields=["payload"])
         return Document(**json.loads(rows[0]["payload"])) if rows else None
 
-    def get_many(self, ids: list[str]) -> dict[str, Document]:
-        rows = self.client.get(self.name, ids=ids, output_fields=["payload"]) if ids else []
-        return {row["id"]: Document(**json.loads(row["payload"])) for row in rows}
+    def get_many(self, doc_ids: Iterable[str]) -> dict[str, Document]:
+        """One ``get`` request per ``BATCH`` ids (a hit list is one), not one per id."""
+        ids = list(dict.fromkeys(doc_ids))
+        found: dict[str, Document] = {}
+        for start in range(0, len(ids), BATCH):
+            rows = self.client.get(self.name, ids=ids[start : start + BATCH], output_fields=["payload"])
+            found.update((row["id"], Document(**json.loads(row["payload"]))) for row in rows)
+        return found
 
     def documents(self) -> Iterable[Document]:
         return self.filter_documents(None)
