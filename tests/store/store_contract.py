@@ -120,6 +120,19 @@ class CollectionContract:
             collection.commit()
             assert collection.get("doc4") is None and len(collection) == 5
 
+    def test_the_default_acl_is_stamped_and_a_resync_sees_no_change(self, store: StoreUnderTest) -> None:
+        """Planted: the server stores' staged ``add`` importing a name the index module no longer had (every
+        ``index --store --default-acl`` failed) failed here."""
+        settings = IndexSettings(vector_index="flat", default_acl=("all",))
+        docs = [Document("open", "no acl of its own"), Document("hr", "salaries", metadata={"acl": ["hr"]})]
+        with self.open(store, settings=settings) as collection:
+            collection.sync(docs)
+            collection.commit()
+            assert collection.get("open").metadata["acl"] == ["all"]  # type: ignore[union-attr]
+            assert collection.get("hr").metadata["acl"] == ["hr"]  # type: ignore[union-attr]
+            report = collection.sync(docs)  # the stamp is the store's doing, not a change of the source
+            assert (report.added, report.updated, report.unchanged) == (0, 0, 2)
+
     def test_delete_by_id_and_by_document(self, store: StoreUnderTest) -> None:
         chunks = [Document(i, f"text {i}", "", {"doc_id": i.split("#")[0]}) for i in ("a#0", "a#1", "b#0", "c")]
         with self.open(store) as collection:
