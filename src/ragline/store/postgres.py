@@ -251,13 +251,14 @@ class PostgresCollection(StagedWrites):
     # -- search -----------------------------------------------------------------------------------
     def search_sparse(self, query: str, k: int = 10, filter: FilterLike = None) -> list[tuple[str, float]]:
         """ragline's BM25 (the settings' variant and parameters) over the rows holding a query term."""
-        terms = list(dict.fromkeys(self.settings.analyzer(query)))
+        repeats = Counter(self.settings.analyzer(query))  # a term said twice counts twice, as in the embedded index
+        terms = list(repeats)
         if k <= 0 or not terms:
             return []
         n, mean = self.connection.execute(f"SELECT count(*), coalesce(avg(length), 0) FROM {self.name}").fetchone()
         df = [self.connection.execute(f"SELECT count(*) FROM {self.name} WHERE terms ? %s", (t,)).fetchone()[0]
               for t in terms]  # fmt: skip
-        weights = idf(self.settings.bm25, np.array(df), int(n))
+        weights = idf(self.settings.bm25, np.array(df), int(n)) * np.array([repeats[t] for t in terms])
         node = parse_filter(filter)
         best: list[tuple[float, str]] = []  # a heap of the best k admitted (score, id)
         sql = f"SELECT id, metadata, terms, length FROM {self.name} WHERE terms ?| %s"
