@@ -121,10 +121,6 @@ class MilvusCollection(StagedWrites):
     def _embedder_stamp(self) -> dict[str, Any]:
         return embedder_stamp(self.settings, self.embedder)
 
-    def embedding_counts(self) -> dict[str, Any] | None:
-        e = self._embedder
-        return None if e is None else {"computed": e.computed, "cached": e.cached, "id": e.id}
-
     def commit(self) -> int:
         """Send staged upserts and deletes, flush, then raise the generation; returns the new generation."""
         if not self.dirty:

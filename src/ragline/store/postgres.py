@@ -132,10 +132,6 @@ class PostgresCollection(StagedWrites):
             self._embedder = stamped_embedder(self.settings, self.row.get("embedder"), where)
         return self._embedder
 
-    def embedding_counts(self) -> dict[str, Any] | None:
-        e = self._embedder
-        return None if e is None else {"computed": e.computed, "cached": e.cached, "id": e.id}
-
     # -- writing ----------------------------------------------------------------------------------
     def commit(self) -> int:
         """Apply the staged deletes and upserts and raise the generation, in one transaction."""

@@ -24,12 +24,18 @@ class StagedWrites:
     settings: Any
     _pending: dict[str, tuple[Document, np.ndarray | None]]
     _pending_deletes: set[str]
+    _embedder: Any
 
     def _live_hashes(self, ids: list[str] | None = None) -> dict[str, str]:
         raise NotImplementedError
 
     def close(self) -> None:
         raise NotImplementedError
+
+    def embedding_counts(self) -> dict[str, Any] | None:
+        """Passages embedded and taken from the cache since the store's embedder loaded (None: not loaded)."""
+        e = self._embedder
+        return None if e is None else {"computed": e.computed, "cached": e.cached, "id": e.id}
 
     def _discard(self) -> None:
         """Forget what is staged (closing without a commit)."""
