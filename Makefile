@@ -7,7 +7,7 @@ BENCH   ?= $(abspath ../shared/bench)
 export RAGLINE_BENCH := $(BENCH)
 export OMP_WAIT_POLICY := PASSIVE
 # The extras `make setup` installs (all of them) and `make lock` resolves.
-EXTRAS  := dense,llm,server,scale,graph,docs,dev
+EXTRAS  := dense,llm,server,scale,postgres,graph,docs,dev
 comma   := ,
 
 TIER    ?= nightly

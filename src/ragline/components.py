@@ -67,6 +67,14 @@ ROLES: dict[str, tuple[str, tuple[str, ...]]] = {
         "holds a collection and searches it, opened by URI scheme (milvus://, file:// or a path)",
         ("ragline.store",),
     ),
+    "probe": (
+        "measures one failure mode of a pipeline, unfixed against fixed arm (ragline doctor)",
+        ("ragline.doctor",),
+    ),
+    "experiment": (
+        "reruns a lecture experiment on a built-in world or a dataset (ragline experiment)",
+        ("ragline.eval.experiments", "ragline.cli.world_experiments"),
+    ),
 }
 
 
@@ -83,6 +91,12 @@ class Component:
         """The first line of the factory's docstring (shown by ``--help`` and ``ragline components``)."""
         doc = inspect.getdoc(self.factory) or ""
         return doc.strip().splitlines()[0] if doc.strip() else ""
+
+    @property
+    def description(self) -> str:
+        """The first paragraph of the factory's docstring on one line (``ragline experiment --help`` lists it)."""
+        doc = inspect.getdoc(self.factory) or ""
+        return " ".join(doc.strip().split("\n\n")[0].split())
 
 
 _REGISTRY: dict[str, dict[str, Component]] = {role: {} for role in ROLES}

@@ -158,6 +158,32 @@ class Compressor(Protocol):
     def config(self) -> dict[str, Any]: ...
 
 
+@runtime_checkable
+class ProbeRole(Protocol):
+    """A failure mode ``ragline doctor`` measures (``ragline.doctor.base.Probe``): ``run(doctor_run)`` gives its
+    report row, ``rank`` its place in the report; ``embedded_only`` says why it cannot run on a store other than
+    the embedded index ('' when it can)."""
+
+    name: str
+    rank: int
+    fix: str
+    embedded_only: str
+
+    def run(self, doctor_run: Any) -> Any: ...
+
+
+@runtime_checkable
+class ExperimentRole(Protocol):
+    """A lecture experiment ``ragline experiment NAME`` runs (``ragline.eval.experiments.Experiment``):
+    ``run(args)`` gives its JSON payload, or, with ``own_output``, prints its result and gives the exit status."""
+
+    name: str
+    own_output: bool
+    configs: bool
+
+    def run(self, args: Any) -> Any: ...
+
+
 # role (as ``ragline.components.ROLES`` names it) -> the Protocol what ``build`` makes for it must satisfy
 PROTOCOLS: dict[str, type] = {
     "retriever": RetrieverRole,
@@ -171,6 +197,8 @@ PROTOCOLS: dict[str, type] = {
     "grader": Grader,
     "guard": Guard,
     "compressor": Compressor,
+    "probe": ProbeRole,
+    "experiment": ExperimentRole,
 }
 
 

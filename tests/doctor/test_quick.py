@@ -13,7 +13,7 @@ from ragline.config import load_config
 from ragline.doctor import lost_in_the_middle, recall_ceiling
 from ragline.doctor.base import DoctorRun
 from ragline.doctor.probefile import load_probe_file
-from ragline.doctor.runner import PROBES, announce
+from ragline.doctor.runner import all_probes, announce
 
 from .test_stopping import BM25
 
@@ -32,7 +32,7 @@ NINE = {
 
 @pytest.mark.slow
 def test_quick_json_lists_nine_probes_with_seconds_and_reader(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    """Planted fault checked: ``stopping`` left out of ``PROBES`` lists eight."""
+    """Planted fault checked: ``stopping``'s registration removed lists eight."""
     config = tmp_path / "bm25.toml"
     config.write_text(BM25.format(reader='"extractive"'))
     probes = tmp_path / "probes.toml"  # Orrin's questions; lost in the middle without its LLM order arm
@@ -42,7 +42,7 @@ def test_quick_json_lists_nine_probes_with_seconds_and_reader(tmp_path: Path, ca
     assert code == 0
     result = json.loads(out)
     assert result["quick"] is True and len(result["probes"]) == 9
-    assert {p["name"] for p in result["probes"]} == NINE == {p.NAME for p in PROBES}
+    assert {p["name"] for p in result["probes"]} == NINE == {p.name for p in all_probes()}
     assert all(p["model"] and p["seconds"] >= 0 for p in result["probes"])
     assert "probe: missing stopping rules (no LLM)" in err
 
@@ -51,11 +51,11 @@ def test_the_progress_line_says_which_probes_need_the_llm_and_about_how_long() -
     """Planted fault checked: ``announce`` ignoring a probe's own ``llm_calls`` says the order arm needs none."""
     probes = load_probe_file()  # order_reader: the local LLM
     run = DoctorRun(load_config("weak"), probes, index=object())  # rank order: the order arm is read
-    line = announce(lost_in_the_middle, run)
+    line = announce(lost_in_the_middle.probe(), run)
     assert f"needs the LLM: up to {probes.order_questions * 2} calls" in line and "min" in line
-    assert announce(recall_ceiling, run).endswith("(no LLM)")
+    assert announce(recall_ceiling.probe(), run).endswith("(no LLM)")
     assert lost_in_the_middle.llm_calls(DoctorRun(load_config("weak"), probes.quick(), index=object())) == 8
     # ends order is the fix's: the arm is not read, so no LLM
-    assert announce(lost_in_the_middle, DoctorRun(load_config("recommended"), probes, index=object())).endswith(
+    assert announce(lost_in_the_middle.probe(), DoctorRun(load_config("recommended"), probes, index=object())).endswith(
         "(no LLM)"
     )

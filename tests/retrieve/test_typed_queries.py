@@ -4,7 +4,8 @@ Every registered retriever that needs embeddings (so searches vectors) is built 
 document ``target`` holds exactly HyDE's vector and shares no word with the question or the hypothetical
 passage: only the vector can find it. Planted fault, checked: ``milvus-dense`` without ``rank_vector``
 (its ``takes`` back to text only) ranks HyDE's passage text, ``target`` drops out and its case fails; so
-does ``hybrid``'s when ``HybridRetriever.rank_query`` hands its legs ``Query(query.text)``.
+does ``hybrid``'s when ``HybridRetriever.rank_query`` hands its legs ``Query(query.text)``, ``ppr``'s when its
+``rank_query`` seeds from ``self.first.rank(query.text)``, and ``raptor``'s without its ``VECTOR`` in ``takes``.
 """
 
 from __future__ import annotations
@@ -32,17 +33,15 @@ TARGET = "d17"
 CHEAP = {"reranked": "reranked:first=hybrid,reranker=llm-listwise"}
 DERIVED = ["transformed:first=dense", "transformed:first=hybrid", "reranked:first=dense,reranker=llm-listwise"]
 
-
-# Need embeddings for a structure they build (PPR's seeds, RAPTOR's summaries) but rank by text: a HyDE vector
-# does not reach them yet (noted as left to do; the test lists them so that it is seen).
-TEXT_ONLY_STRUCTURES = {"ppr", "raptor"}
+# Score the vectors of a structure they built (RAPTOR's tree nodes), not the index's: their own ``rank_vector``
+# is the vector leg the query must reach.
+OWN_VECTORS = {"raptor"}
 
 
 def vector_retrievers() -> list:
     ragline_own = [n for n in names("retriever") if component("retriever", n).factory.__module__.startswith("ragline.")]
     specs = [spec for spec in [CHEAP.get(n, n) for n in ragline_own] + DERIVED if needs_embeddings(spec)]
-    skip = pytest.mark.skip(reason="ranks by text over a structure; a vector query is not passed on yet")
-    return [pytest.param(s, marks=[skip] if s in TEXT_ONLY_STRUCTURES else [], id=s) for s in specs]
+    return [pytest.param(s, id=s) for s in specs]
 
 
 @pytest.fixture(scope="module")
@@ -73,15 +72,15 @@ class SearchedVectors:
     """Records the vectors the index is searched with: every vector leg's search ends in ``Index.search_vector``
     (a text query's embedding, or a typed query's vector)."""
 
-    def __init__(self, index: Index, monkeypatch: pytest.MonkeyPatch) -> None:
+    def __init__(self, index: object, monkeypatch: pytest.MonkeyPatch, method: str = "search_vector") -> None:
         self.vectors: list[np.ndarray] = []
-        search = index.search_vector
+        search = getattr(index, method)
 
         def spy(vector, *args, **kwargs):
             self.vectors.append(np.asarray(vector, dtype=np.float32))
             return search(vector, *args, **kwargs)
 
-        monkeypatch.setattr(index, "search_vector", spy)
+        monkeypatch.setattr(index, method, spy)
 
     def reached(self, vector: np.ndarray) -> bool:
         return any(np.allclose(v, vector, atol=1e-6) for v in self.vectors)
@@ -92,7 +91,10 @@ def test_hydes_vector_reaches_a_vector_leg(setup, spec: str, monkeypatch: pytest
     index, llm, typed = setup
     retriever = build("retriever", spec, index=index, llm=llm)
     assert VECTOR in retriever.takes, f"{spec} searches vectors but does not take a vector query"
-    searched = SearchedVectors(index, monkeypatch)
+    if spec in OWN_VECTORS:
+        searched = SearchedVectors(retriever, monkeypatch, "rank_vector")
+    else:
+        searched = SearchedVectors(index, monkeypatch)
     ranked = retriever.rank_query(typed, 3)
     assert searched.reached(typed.vector), f"HyDE's vector did not reach {spec}'s vector leg"
     assert TARGET in dict(ranked)  # the document that holds exactly that vector

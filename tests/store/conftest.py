@@ -6,6 +6,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -52,3 +53,17 @@ _names = iter(range(10**6))
 def milvus_uri(milvus_server: str) -> str:
     """A fresh collection's URI on the session's server."""
     return f"milvus://{milvus_server}/t{next(_names)}_{int(time.time() * 1000) % 10**8}"
+
+
+@pytest.fixture(scope="session")
+def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A PostgreSQL server (with pgvector) on a local socket, from the ``pgserver`` wheel's binaries; its URI
+    without the collection (``postgresql://postgres@/postgres?host=SOCKET_DIR``)."""
+    pgserver = pytest.importorskip("pgserver", reason="the postgres extra (pip install 'ragline[postgres]')")
+    # Not under pytest's temporary folder: as root, pgserver runs the server as its own user, which must reach
+    # the data folder (it opens up the folders above it), and pytest prunes and re-creates that tree.
+    data = Path(tempfile.mkdtemp(prefix="ragline-postgres-"))
+    server = pgserver.get_server(data, cleanup_mode="stop")
+    yield server.get_uri()
+    server.cleanup()
+    shutil.rmtree(data, ignore_errors=True)

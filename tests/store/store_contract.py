@@ -81,7 +81,8 @@ class CollectionContract:
 
     # -- write, read, counts ---------------------------------------------------------------------
     def test_writes_show_at_commit_which_raises_the_generation(self, store: StoreUnderTest) -> None:
-        """Planted: a Milvus commit that kept its generation failed here."""
+        """Planted: a Milvus commit that kept its generation failed here; so did an embedded get_many that kept the
+        absent ids (as None)."""
         docs = [Document(f"d{i}", f"text number {i}", f"Title {i}", {"n": i, "acl": ["all"]}) for i in range(5)]
         with self.open(store) as collection:
             before = collection.generation
@@ -93,6 +94,8 @@ class CollectionContract:
             assert got is not None and (got.text, got.title, got.metadata) == ("text number 3", "Title 3",
                                                                               {"n": 3, "acl": ["all"]})  # fmt: skip
             assert collection.get("nope") is None
+            many = collection.get_many(["d4", "nope", "d0", "d4"])  # one request: present ones, each once
+            assert sorted(many) == ["d0", "d4"] and many["d4"] == collection.get("d4") and collection.get_many([]) == {}
             assert sorted(d.id for d in collection.documents()) == [d.id for d in docs]
             assert dict(collection.metadata()) == {d.id: d.metadata for d in docs}
             unchanged = collection.generation
@@ -116,6 +119,19 @@ class CollectionContract:
             assert collection.sync(changed).removed_documents == {"doc4"}
             collection.commit()
             assert collection.get("doc4") is None and len(collection) == 5
+
+    def test_the_default_acl_is_stamped_and_a_resync_sees_no_change(self, store: StoreUnderTest) -> None:
+        """Planted: the server stores' staged ``add`` importing a name the index module no longer had (every
+        ``index --store --default-acl`` failed) failed here."""
+        settings = IndexSettings(vector_index="flat", default_acl=("all",))
+        docs = [Document("open", "no acl of its own"), Document("hr", "salaries", metadata={"acl": ["hr"]})]
+        with self.open(store, settings=settings) as collection:
+            collection.sync(docs)
+            collection.commit()
+            assert collection.get("open").metadata["acl"] == ["all"]  # type: ignore[union-attr]
+            assert collection.get("hr").metadata["acl"] == ["hr"]  # type: ignore[union-attr]
+            report = collection.sync(docs)  # the stamp is the store's doing, not a change of the source
+            assert (report.added, report.updated, report.unchanged) == (0, 0, 2)
 
     def test_delete_by_id_and_by_document(self, store: StoreUnderTest) -> None:
         chunks = [Document(i, f"text {i}", "", {"doc_id": i.split("#")[0]}) for i in ("a#0", "a#1", "b#0", "c")]

@@ -19,10 +19,11 @@ def test_stores_are_opened_by_scheme_and_an_unknown_one_lists_the_choices(tmp_pa
         assert isinstance(collection, EmbeddedCollection) and collection.index.path == tmp_path / "a"
     with open_store(str(tmp_path / "b")) as collection:
         assert isinstance(collection, EmbeddedCollection)
-    assert {"file", "milvus"} <= set(names("store"))
+    assert {"file", "milvus", "postgresql"} <= set(names("store"))
     assert component("store", "milvus+tls") is component("store", "milvus")  # an alias
-    with pytest.raises(ConfigError, match="unknown store 'postgres'.*file.*milvus"):
-        open_store("postgres://localhost/db")
+    assert component("store", "postgres") is component("store", "postgresql")
+    with pytest.raises(ConfigError, match="unknown store 'mongodb'.*file.*milvus.*postgresql"):
+        open_store("mongodb://localhost/db")
 
 
 def test_old_milvus_names_are_aliases_of_the_store_retrievers_and_not_listed():

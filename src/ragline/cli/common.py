@@ -35,8 +35,9 @@ def add_store_flag(p: argparse.ArgumentParser, verb: str) -> None:
     p.add_argument(
         "--store",
         metavar="URI",
-        help=f"{verb} a collection on a store instead of --index: milvus://[user:password@]HOST:PORT/NAME "
-        "(filled by `ragline index --store`), file://PATH or a folder",
+        help=f"{verb} a collection on a store instead of --index: milvus://[user:password@]HOST:PORT/NAME, "
+        "postgresql://[user[:password]@]HOST[:PORT]/DATABASE/COLLECTION (filled by `ragline index --store`), "
+        "file://PATH or a folder",
     )
 
 

@@ -30,7 +30,7 @@ from ragline.errors import ConfigError, RaglineError
 from ragline.index import Index
 from ragline.progress import stderr
 from ragline.provenance import provenance as make_provenance
-from ragline.store.uri import parse_store_uri
+from ragline.store.uri import redacted_uri
 
 # `ragline eval` without --config: whole documents, BM25, no reader (the BENCHMARKS.md baselines).
 EVAL_BASE = PipelineConfig(
@@ -100,7 +100,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         split=args.split,
         depth=args.depth,
         ingest=ingest,
-        store=str(parse_store_uri(args.store)) if args.store else None,  # never the password
+        store=redacted_uri(args.store) if args.store else None,  # never the password
         retriever=results[0].retriever if len(specs) == 1 else [r.retriever for r in results],
     )
     head = {

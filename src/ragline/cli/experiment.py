@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import textwrap
 import time
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from ragline import __version__
-from ragline.cli import world_experiments
 from ragline.cli.common import (
     add_common,
     component_help,
@@ -20,238 +18,30 @@ from ragline.cli.common import (
     positive_int,
 )
 from ragline.errors import ConfigError
-from ragline.progress import stderr
 
 
 def cmd_experiment(args: argparse.Namespace) -> int:
-    from ragline.corpora.orrin import DEFAULT_SEED, build_orrin
-    from ragline.eval import chunking
+    from ragline.components import build
 
-    if args.name in LAB_EXPERIMENTS:
-        return _lab_experiment(args)
-    corpus = build_orrin(args.seed if args.seed is not None else DEFAULT_SEED)
-    if args.name == "conversation":
-        return world_experiments.conversation(args, corpus, _llm)
-    if args.name == "lost-in-the-middle":
-        return world_experiments.lost_in_the_middle(args, corpus)
-    if args.documents:
-        corpus = chunking.sample_corpus(corpus, args.documents, args.sample_seed)
-    rows = chunking.run(
-        corpus,
-        chunkers=args.chunker or chunking.CHUNKERS,
-        contexts=args.context or chunking.CONTEXTS,
-        retrievers=args.retriever or chunking.RETRIEVERS,
-        embedder=args.embedder,
-        readers=args.reader or (),
-    )
-    payload = {
-        "experiment": args.name,
-        "corpus": corpus.name,
-        "corpus_fingerprint": corpus.fingerprint(),
-        "rows": rows,
-        "paired": chunking.paired_against_first(rows),
-        "provenance": {"ragline_version": __version__, "embedder": args.embedder},
-    }
-    if args.output == "json":
-        emit_json(payload)
-        return 0
-    types = [t for t in rows[0]["by_type"] if t != "all"] if rows else []
-    table = Table(
-        title=f"Chunking on {corpus.name}: Hit@1 by question type, Recall@5 of all gold documents "
-        "(split = evidence sentences no chunk holds whole; cut = ... some chunk holds a part of)"
-    )
-    recall = [t for t in ("multihop", "all") if t in types or t == "all"]
-    readers = list(args.reader or ())
-    columns = (
-        "chunker",
-        "context",
-        "retriever",
-        "chunks",
-        "chunk s",
-        "LLM calls",
-        "LLM tokens",
-        "split",
-        "cut",
-        *types,
-        "all",
-    )
-    for column in (*columns, *(f"{t} R@5" for t in recall), *(f"{r} correct" for r in readers)):
-        table.add_column(column, justify="left" if column in ("chunker", "context", "retriever") else "right")
-    for row in rows:
-        hits = [row["by_type"][t]["hit@1"] for t in [*types, "all"]]
-        hits += [row["by_type"][t].get("recall@5") for t in recall]
-        cells = ["—" if h is None else f"{h:.2f}" for h in hits]
-        cells += [f"{row['answers'][r]['correct']}/{len(corpus.questions)}" for r in readers]
-        cost = row["chunking_cost"]  # LLM calls: answered by the model (+ from the response cache)
-        calls = f"{cost['llm_calls']} (+{cost['cached_calls']})" if "llm_calls" in cost else "—"
-        tokens = f"{cost['prompt_tokens']}+{cost['reply_tokens']}" if "llm_calls" in cost else "—"
-        table.add_row(
-            Text(row["chunker"]),
-            row["context"],
-            row["retriever"],
-            str(row["chunks"]),
-            f"{cost['seconds']:.1f}",
-            calls,
-            tokens,
-            f"{row['split_evidence']:.0%}",
-            f"{row['cut_evidence']:.0%}",
-            *cells,
-        )
-    Console(width=max(Console().width, 160)).print(table)
-    return 0
+    experiment = build("experiment", {"name": args.name})
+    if experiment.own_output:
+        return int(experiment.run(args))
+    return _lab_experiment(args, experiment)
 
 
-# Experiments of ragline.eval.experiments: module name, whether it needs embeddings.
-LAB_EXPERIMENTS = {
-    "scorers": ("scorers", False),
-    "rrf-k": ("fusion", True),
-    "embedding-probe": ("embedding_probe", True),
-    "dense-transfer": ("dense_transfer", True),
-    "readers": ("readers", True),
-    "knowledge-update": ("knowledge_update", False),
-    "small-to-big": ("small_to_big", True),
-    "reader-ablations": ("reader_ablations", False),
-    "reflection": ("reflection", False),
-    "raptor": ("raptor", True),
-    "graph": ("graph", False),
-    "rag-sequence": ("rag_sequence", False),
-}
+def _lab_experiment(args: argparse.Namespace, experiment: Any) -> int:
+    """Run a registered experiment, stamp its time and provenance, and print its tables or one JSON line."""
+    from ragline.components import build, names
 
-
-def _configs(args: argparse.Namespace) -> list[Any]:
-    from ragline.config import load_config
-
-    return [load_config(source) for source in args.config or []]
-
-
-def _llm(args: argparse.Namespace) -> Any:
-    """The LLM of ``--llm`` (cached), or None for ``--llm none`` / ``--closed-book 0``."""
-    from ragline.answer.pipeline import build_reader
-
-    if args.llm in ("", "none") or args.closed_book == 0:
-        return None
-    return build_reader(args.llm).llm
-
-
-def _run_lab(args: argparse.Namespace, module: Any) -> dict[str, Any]:
-    from ragline.eval.experiments import load_workload
-
-    configs = _configs(args)
-    if configs and args.name not in ("dense-transfer", "readers"):
-        raise ConfigError(f"--config: experiment {args.name!r} takes no pipeline configs (dense-transfer, readers do)")
-    if args.name == "embedding-probe":
-        queries = None
-        if args.dataset:
-            from ragline.eval.datasets import load_dataset
-
-            queries = list(load_dataset(args.dataset, "test").judged_queries.values())[: args.limit]
-        return module.run(dataset_queries=queries)
-    if args.name == "small-to-big":
-        sets = [module.dataset_set(args.dataset, args.limit)] if args.dataset else [module.orrin_set(args.seed)]
-        return module.run(sets, args.embedder, retrievers=args.retriever or module.RETRIEVERS)
-    if args.name == "reader-ablations":
-        if not args.dataset:
-            raise ConfigError(
-                "reader-ablations needs --dataset DIR: questions with their own passages "
-                "(e.g. ../shared/bench/squad_v2_dev_subset)"
-            )
-        return module.run(args.dataset, args.span_model or [], args.limit or module.DEFAULT_LIMIT)
-    if args.name == "reflection":
-        from ragline.corpora import countries, orrin
-        from ragline.reflect.worlds import countries_world, orrin_world
-
-        if args.world == "countries":
-            world = countries_world(args.seed if args.seed is not None else countries.DEFAULT_SEED)
-        else:
-            world = orrin_world(args.seed if args.seed is not None else orrin.DEFAULT_SEED)
-        per_type = module.DEFAULT_PER_TYPE if args.questions is None else args.questions  # 0: closed-book only
-        names = tuple(args.arm or module.ARMS)
-        log = lambda m: stderr.print(m, highlight=False, markup=False)  # noqa: E731
-        return module.run(world, llm=_llm(args), per_type=per_type, seed=args.sample_seed, log=log, names=names)
-
-    if args.name == "raptor":
-        from ragline.corpora.orrin import DEFAULT_SEED
-
-        arms: dict[str, str] | None = {spec: spec for spec in args.retriever} if args.retriever else None
-        return module.run(
-            args.seed if args.seed is not None else DEFAULT_SEED,
-            arms,
-            embedder=args.embedder,
-            llm=_llm(args) if args.llm_chunks else None,
-            llm_chunks=args.llm_chunks,
-            reader=args.reader[0] if args.reader else None,
-            read_per_type=args.read_per_type,
-        )
-
-    if args.name == "graph":
-        return module.run(args.seed, retrievers=args.retriever or module.RETRIEVERS)
-
-    if args.name == "rag-sequence":
-        return _rag_sequence(args, module)
-    if args.name == "knowledge-update":
-        return module.run(llm=_llm(args), llm_questions=min(args.closed_book, 40))
-    if args.name == "dense-transfer":
-        workload = (
-            load_workload(args.dataset, args.embedder, args.limit)
-            if args.dataset
-            else module.countries_workload(args.embedder)
-        )
-        return module.run(workload, module.RETRIEVERS, pipelines=configs)
-    if args.name == "readers":
-        from ragline.eval.experiments.dense_transfer import countries_workload
-
-        if args.dataset:
-            corpus, index = module.dataset_corpus(args.dataset, args.embedder, args.limit)
-        else:
-            from ragline.corpora.countries import build_countries
-
-            corpus, index = build_countries(), countries_workload(args.embedder).index
-        return module.run(corpus, index, llm=_llm(args), closed_book_questions=args.closed_book, pipelines=configs)
-    return module.run(load_workload(args.dataset, args.embedder if LAB_EXPERIMENTS[args.name][1] else None, args.limit))
-
-
-def _rag_sequence(args: argparse.Namespace, module: Any) -> dict[str, Any]:
-    """RAG-Sequence on a sample of --dataset's questions (whole passages) or an Orrin world (the training
-    world unless --seed says otherwise, each question asked as its user)."""
-    from ragline.answer.pipeline import build_reader
-    from ragline.eval.experiments.readers import dataset_corpus
-    from ragline.eval.typed import acl_filter
-
-    if args.llm in ("", "none"):
-        raise ConfigError("rag-sequence needs an LLM reader: --llm llm:model=...")
-    retriever = (args.retriever or ["bm25"])[0]
-    embedder = None if retriever == "bm25" else args.embedder
-    if args.dataset:
-        corpus, index = dataset_corpus(args.dataset, embedder, args.limit)
-        filter_of = None
-    else:
-        corpus, index = module.orrin_set(args.seed, embedder)
-        filter_of = acl_filter
-    questions = module.DEFAULT_QUESTIONS if args.questions is None else args.questions
-    log = lambda message: stderr.print(message, highlight=False, markup=False)  # noqa: E731
-    return module.run(
-        corpus,
-        index,
-        build_reader(args.llm),
-        k=args.k,
-        questions=questions,
-        seed=args.sample_seed,
-        retriever=retriever,
-        filter_of=filter_of,
-        log=log,
-    )
-
-
-def _lab_experiment(args: argparse.Namespace) -> int:
-    import importlib
-
-    module_name, _ = LAB_EXPERIMENTS[args.name]
-    module = importlib.import_module(f"ragline.eval.experiments.{module_name}")
-    if args.plot and not hasattr(module, "plot"):
-        # Before the run, which can take minutes: the flag is wrong whatever the run gives.
-        raise ConfigError(f"--plot: experiment {args.name!r} has no plot (scorers, rrf-k and readers do)")
+    # Before the run, which can take minutes: the flags are wrong whatever the run gives.
+    if args.plot and experiment.plot is None:
+        drawn = [n for n in names("experiment") if build("experiment", {"name": n}).plot is not None]
+        raise ConfigError(f"--plot: experiment {args.name!r} has no plot ({', '.join(drawn)} do)")
+    if args.config and not experiment.configs:
+        takes = [n for n in names("experiment") if build("experiment", {"name": n}).configs]
+        raise ConfigError(f"--config: experiment {args.name!r} takes no pipeline configs ({', '.join(takes)} do)")
     started = time.perf_counter()
-    payload = _run_lab(args, module)
+    payload = experiment.run(args)
     payload["wall_s"] = round(time.perf_counter() - started, 1)
     payload["provenance"] = {
         "ragline_version": __version__,
@@ -260,43 +50,36 @@ def _lab_experiment(args: argparse.Namespace) -> int:
         "configs": list(args.config or []),
     }
     if args.plot:
-        module.plot(payload, args.plot)
-    if args.output == "json":
+        experiment.plot(payload, args.plot)
+    if args.output == "json" or experiment.tables is None:
         emit_json(payload)
         return 0
     console = Console(width=max(Console().width, 160))
-    for table in module.tables(payload):
+    for table in experiment.tables(payload):
         console.print(table)
     return 0
 
 
+def experiment_list() -> str:
+    """Every registered experiment with its summary (its factory's docstring), for ``--help``."""
+    from ragline.components import components
+
+    return "\n".join(
+        textwrap.fill(f"{name}: {entry.description}", 100, initial_indent="  ", subsequent_indent="    ")
+        for name, entry in sorted(components("experiment").items())
+    )
+
+
 def add_parser(sub: Any) -> None:
+    from ragline.components import names
+
     p = sub.add_parser(
         "experiment",
         help="rerun a lecture experiment on a built-in corpus (Orrin Grid, countries) or a --dataset folder",
-        description="chunking: chunker x context x retriever; Hit@1 by question type and the share of "
-        "evidence sentences split by chunk boundaries. lost-in-the-middle: accuracy of the extractive reader "
-        "and an LLM with the gold source at each position among k BM25 distractors (Liu et al. 2023), and "
-        "of the context orders rank / ends / reverse. scorers: word overlap vs TF-IDF vs BM25 by question type, "
-        "k1 x b grids, keyword stuffing. rrf-k: RRF k swept against min-max and z-score, exclusive finds vs "
-        "consensus, and one outlier BM25 score. embedding-probe: cosine of paraphrases vs near-identical codes. "
-        "dense-transfer: BM25 vs dense vs hybrid on the relations the lecture holds out. readers: closed book vs "
-        "oracle vs RAG at k 1 and 5, and the k sweep. knowledge-update: edit a document, then a conflicting one. "
-        "small-to-big: small chunks read as they are, with a sentence window or as their section, vs plain chunks, "
-        "at equal budgets: gold chunk at 1 and read vs share of the evidence in the context. reader-ablations: "
-        "the span reader with/without no-answer training, window size, span length limit, passages k. reflection: "
-        "always-retrieve vs Self-RAG vs CRAG vs routed vs the agent on a stratified sample (--questions per type, "
-        "--sample-seed) and every closed-book question: outcomes, retrievals, model calls, seconds, paired tests. "
-        "raptor: hybrid vs the agent vs RAPTOR (collapsed, traversal, UMAP) per question type on Orrin with its "
-        "aggregate questions, 10 passages each: questions with all evidence in the context; the tree's cost per "
-        "1,000 chunks. conversation: follow-up turns written from the world's questions (the later turn omits what "
-        "the earlier named) answered with and without the history; --config is the pipeline (default extractive). "
-        "rag-sequence: "
-        "an answer per passage scored by retrieval probability x the answer's probability (Lewis et al.'s fast "
-        "decoding) vs the LLM reading the k passages at once, on a --questions sample (Orrin training world "
-        "or --dataset).",
+        description="experiments (registered: role experiment):\n" + experiment_list(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("name", choices=("chunking", "lost-in-the-middle", "conversation", *LAB_EXPERIMENTS))
+    p.add_argument("name", choices=names("experiment"), metavar="NAME", help="the experiment (listed above)")
     p.add_argument(
         "--dataset",
         metavar="DIR",

@@ -28,8 +28,8 @@ from ragline.index.changes import check_deletions
 from ragline.ingest import LoadReport
 from ragline.ingest.loaders import DOCUMENT_SUFFIXES
 from ragline.progress import stderr
-from ragline.store import open_store
-from ragline.store.uri import parse_store_uri
+from ragline.store import open_store, store_scheme
+from ragline.store.uri import redacted_uri
 
 
 def cmd_index(args: argparse.Namespace) -> int:
@@ -76,11 +76,12 @@ def cmd_index(args: argparse.Namespace) -> int:
         units, _ = chunk_documents(loaded.documents, IngestConfig(settings.chunker, settings.context))
         loaded.documents = []  # the chunks hold the text now: let the whole documents go (peak memory)
     store = getattr(args, "store", None)
+    if store and store_scheme(store) == "file":
+        raise ConfigError(f"--store {store!r}: a store server's URI (milvus://, postgresql://); a folder is --index")
     if store:
-        # Milvus stamps vectors with FLAT (exact) search unless --vector-index was given.
-        if args.vector_index is None:
+        path = redacted_uri(store)  # reported without the password
+        if args.vector_index is None:  # a store stamps vectors with FLAT (exact) search unless given
             settings = dataclasses.replace(settings, vector_index="flat")
-        path = str(parse_store_uri(store))  # reported without the password
     opened = open_store(store, settings) if store else Index.open_or_create(path, settings)
     if distributed is not None and not store:
         from ragline.store.embedded import EmbeddedCollection
@@ -285,8 +286,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--store",
         metavar="URI",
-        help="index into a Milvus collection instead of the --index folder: milvus://[user:password@]HOST:PORT/NAME "
-        "(milvus+tls:// for TLS); synced by content hash like a folder (see docs/scale.md)",
+        help="index into a collection on a store instead of the --index folder: "
+        "milvus://[user:password@]HOST:PORT/NAME (milvus+tls:// for TLS) or "
+        "postgresql://[user[:password]@]HOST[:PORT]/DATABASE/COLLECTION; synced by content hash like a folder "
+        "(see docs/scale.md)",
     )
     p.add_argument(
         "--allow-mass-delete",

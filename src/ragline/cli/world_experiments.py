@@ -1,5 +1,6 @@
-"""``ragline experiment lost-in-the-middle`` and ``conversation``: the experiments that run on the built-in world
-itself (``experiment.py`` picks the world and the command)."""
+"""``ragline experiment chunking``, ``lost-in-the-middle`` and ``conversation``: the experiments that run on the
+built-in world itself and print their own results, registered (role ``experiment``) beside the lab experiments of
+``ragline.eval.experiments``."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from rich.text import Text
 
 from ragline import __version__
 from ragline.cli.common import emit_json, rate
+from ragline.components import register
+from ragline.eval.experiments import Experiment, llm_of
 from ragline.progress import stderr
 
 
@@ -110,3 +113,104 @@ def conversation(args: argparse.Namespace, corpus: Any, load_llm: Callable[[argp
     for name, test in payload["paired"].items():
         print(f"{name}: correct {test['mean_a']:.3f} -> {test['mean_b']:.3f}, p = {test['p_randomization']:.4f}")
     return 0
+
+
+def world(args: argparse.Namespace) -> Any:
+    """The built-in Orrin world of ``--seed`` (the evaluation world by default)."""
+    from ragline.corpora.orrin import DEFAULT_SEED, build_orrin
+
+    return build_orrin(args.seed if args.seed is not None else DEFAULT_SEED)
+
+
+def chunking_experiment(args: argparse.Namespace) -> int:
+    """Chunker x context x retriever on the built-in world: Hit@1 by question type, the evidence sentences the
+    chunks split or cut, and (--reader) each reader's answers."""
+    from ragline.eval import chunking
+
+    corpus = world(args)
+    if args.documents:
+        corpus = chunking.sample_corpus(corpus, args.documents, args.sample_seed)
+    rows = chunking.run(
+        corpus,
+        chunkers=args.chunker or chunking.CHUNKERS,
+        contexts=args.context or chunking.CONTEXTS,
+        retrievers=args.retriever or chunking.RETRIEVERS,
+        embedder=args.embedder,
+        readers=args.reader or (),
+    )
+    payload = {
+        "experiment": args.name,
+        "corpus": corpus.name,
+        "corpus_fingerprint": corpus.fingerprint(),
+        "rows": rows,
+        "paired": chunking.paired_against_first(rows),
+        "provenance": {"ragline_version": __version__, "embedder": args.embedder},
+    }
+    if args.output == "json":
+        emit_json(payload)
+        return 0
+    types = [t for t in rows[0]["by_type"] if t != "all"] if rows else []
+    table = Table(
+        title=f"Chunking on {corpus.name}: Hit@1 by question type, Recall@5 of all gold documents "
+        "(split = evidence sentences no chunk holds whole; cut = ... some chunk holds a part of)"
+    )
+    recall = [t for t in ("multihop", "all") if t in types or t == "all"]
+    readers = list(args.reader or ())
+    columns = (
+        "chunker",
+        "context",
+        "retriever",
+        "chunks",
+        "chunk s",
+        "LLM calls",
+        "LLM tokens",
+        "split",
+        "cut",
+        *types,
+        "all",
+    )
+    for column in (*columns, *(f"{t} R@5" for t in recall), *(f"{r} correct" for r in readers)):
+        table.add_column(column, justify="left" if column in ("chunker", "context", "retriever") else "right")
+    for row in rows:
+        hits = [row["by_type"][t]["hit@1"] for t in [*types, "all"]]
+        hits += [row["by_type"][t].get("recall@5") for t in recall]
+        cells = ["—" if h is None else f"{h:.2f}" for h in hits]
+        cells += [f"{row['answers'][r]['correct']}/{len(corpus.questions)}" for r in readers]
+        cost = row["chunking_cost"]  # LLM calls: answered by the model (+ from the response cache)
+        calls = f"{cost['llm_calls']} (+{cost['cached_calls']})" if "llm_calls" in cost else "—"
+        tokens = f"{cost['prompt_tokens']}+{cost['reply_tokens']}" if "llm_calls" in cost else "—"
+        table.add_row(
+            Text(row["chunker"]),
+            row["context"],
+            row["retriever"],
+            str(row["chunks"]),
+            f"{cost['seconds']:.1f}",
+            calls,
+            tokens,
+            f"{row['split_evidence']:.0%}",
+            f"{row['cut_evidence']:.0%}",
+            *cells,
+        )
+    Console(width=max(Console().width, 160)).print(table)
+    return 0
+
+
+@register("experiment", "chunking")
+def chunking() -> Experiment:
+    """Chunker x context x retriever; Hit@1 by question type and the share of evidence sentences split by chunk
+    boundaries."""
+    return Experiment("chunking", chunking_experiment, own_output=True)
+
+
+@register("experiment", "lost-in-the-middle")
+def lost_in_the_middle_experiment() -> Experiment:
+    """Accuracy of the extractive reader and an LLM with the gold source at each position among k BM25
+    distractors (Liu et al. 2023), and of the context orders rank / ends / reverse."""
+    return Experiment("lost-in-the-middle", lambda args: lost_in_the_middle(args, world(args)), own_output=True)
+
+
+@register("experiment", "conversation")
+def conversation_experiment() -> Experiment:
+    """Follow-up turns written from the world's questions (the later turn omits what the earlier named) answered
+    with and without the history; --config is the pipeline (default extractive)."""
+    return Experiment("conversation", lambda args: conversation(args, world(args), llm_of), own_output=True)

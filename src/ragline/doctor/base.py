@@ -24,6 +24,24 @@ from ragline.index.filters import acl_filter
 Log = Callable[[str], None]
 
 
+@dataclass(frozen=True)
+class Probe:
+    """A failure mode ``ragline doctor`` measures, as the registry holds it (role ``probe``).
+
+    A probe is one module of ``ragline.doctor`` that registers a factory returning one of these:
+    ``run(doctor_run)`` gives its report row, ``rank`` orders the rows, ``llm_calls(doctor_run)`` bounds its
+    LLM calls (None: one per question and arm), and ``embedded_only`` says why it cannot run on a store other
+    than the embedded index ('' when it runs on any store).
+    """
+
+    name: str
+    run: Callable[[DoctorRun], ProbeResult]
+    rank: int
+    fix: str = ""
+    llm_calls: Callable[[DoctorRun], int] | None = None
+    embedded_only: str = ""
+
+
 @dataclass
 class ProbeResult:
     """One row of the doctor's table, with the arms behind it."""
@@ -67,6 +85,7 @@ class DoctorRun:
     index: Any = None
     log: Log | None = None
     quick: bool = False  # a smoke run: a few questions of each type (``quick_sample``)
+    store: str = ""  # the store ``index`` was opened from (``doctor --store``), named without its password
     work: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="ragline-doctor-")))
 
     def __post_init__(self) -> None:
@@ -89,6 +108,13 @@ class DoctorRun:
         """1 when the reader ``spec`` calls an LLM (an ``llm`` reader, or an agent reading or decomposing with one)."""
         named = reader_model(spec)
         return int("llm (" in named or "LLM decomposer" in named)
+
+    @property
+    def on_store(self) -> bool:
+        """Whether the probes run on a store other than the embedded index (``doctor --store milvus://...``)."""
+        from ragline.store import is_embedded
+
+        return bool(self.store) and not is_embedded(self.index)
 
     @property
     def has_vectors(self) -> bool:
@@ -126,6 +152,20 @@ def build_index(config: PipelineConfig, probes: ProbeFile, path: Path) -> Any:
     index.commit()
     record_source(path, probes.documents)
     return index
+
+
+def absent_gold(index: Any, probes: ProbeFile) -> list[str]:
+    """The gold documents of the probe file's questions that ``index`` (an index or any store) does not hold:
+    neither as chunks (their ``doc_id``) nor whole (under their own id, as ``--chunker none`` indexes them)."""
+    from ragline.index.filters import Compare
+    from ragline.store import as_collection
+
+    gold = sorted({d for q in probes.questions for d in q.gold_doc_ids})
+    if not gold:
+        return []
+    collection = as_collection(index)
+    held = {d.document_id for d in collection.filter_documents(Compare("doc_id", "in", tuple(gold)))}
+    return [d for d in gold if d not in held and collection.get(d) is None]
 
 
 def reader_model(spec: Any) -> str:

@@ -18,8 +18,9 @@ import time
 from typing import Any
 
 from ragline.answer.versions import reader_answer
+from ragline.components import register
 from ragline.corpora.base import Question
-from ragline.doctor.base import DoctorRun, ProbeResult, cannot_run, filter_of, grade
+from ragline.doctor.base import DoctorRun, Probe, ProbeResult, cannot_run, filter_of, grade
 from ragline.doctor.rules import rate_rule
 
 NAME = "conflicting evidence"
@@ -100,3 +101,9 @@ def run(r: DoctorRun) -> ProbeResult:
             },
         },
     )
+
+
+@register("probe", "conflicting evidence")
+def probe() -> Probe:
+    """Answers from a superseded version, or a conflict in the context not said, by version handling."""
+    return Probe(NAME, run, rank=60, fix=FIX)

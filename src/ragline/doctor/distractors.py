@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import time
 
-from ragline.doctor.base import DoctorRun, ProbeResult, cannot_run, compared, outcomes
+from ragline.components import register
+from ragline.doctor.base import DoctorRun, Probe, ProbeResult, cannot_run, compared, outcomes
 
 NAME = "distractors"
 FIX = "hybrid retrieval + reranker, and a reader that abstains below its threshold (support check)"
@@ -31,3 +32,9 @@ def run(r: DoctorRun) -> ProbeResult:
     result = compared(NAME, FIX, "near-duplicate questions", unfixed, fixed, configured, started, not_wrong=True)
     result.figure = f"{result.arms['configured']['wrong']} wrong, {result.arms['configured']['abstained']} abstained"
     return result
+
+
+@register("probe", "distractors")
+def probe() -> Probe:
+    """Confident wrong answers from near-duplicate documents, ungated against hybrid retrieval and a gated reader."""
+    return Probe(NAME, run, rank=50, fix=FIX)

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import time
 
-from ragline.doctor.base import DoctorRun, ProbeResult, cannot_run, compared, outcomes
+from ragline.components import register
+from ragline.doctor.base import DoctorRun, Probe, ProbeResult, cannot_run, compared, outcomes
 from ragline.doctor.stopping import agent_reader
 
 NAME = "error accumulation"
@@ -30,3 +31,9 @@ def run(r: DoctorRun) -> ProbeResult:
     fixed = outcomes(r.pipeline(read={"reader": agent_reader()}), questions)
     configured = outcomes(r.pipeline(), questions)
     return compared(NAME, FIX, "multi-hop questions", unfixed, fixed, configured, started, not_wrong=True)
+
+
+@register("probe", "error accumulation")
+def probe() -> Probe:
+    """Confident wrong multi-hop answers, the ungated agent against the gated one with its hop check."""
+    return Probe(NAME, run, rank=70, fix=FIX)

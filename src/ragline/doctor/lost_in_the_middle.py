@@ -32,10 +32,15 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from ragline.doctor.base import DoctorRun, ProbeResult, cannot_run, grade
+from ragline.components import register
+from ragline.doctor.base import DoctorRun, Probe, ProbeResult, cannot_run, grade
 from ragline.doctor.rules import Verdict, paired_rule, settled
 
 NAME = "lost in the middle"
+EMBEDDED_ONLY = (
+    "it ranks every chunk of the collection with the embedded index's BM25 to build its contexts; "
+    "what it measures (the reader and the context order) is not the store's"
+)
 FIX = 'best sources at the ends of the context ([order] order = "ends")'
 ORDER_SOURCES = 10  # sources in each order-arm context (at least; k when k is larger)
 SEED = 0
@@ -283,3 +288,9 @@ def run(r: DoctorRun) -> ProbeResult:
     return ProbeResult.judged(
         NAME, verdict, figure, FIX, arms=figures, seconds=time.perf_counter() - started, plot=plot, model=used
     )
+
+
+@register("probe", "lost in the middle")
+def probe() -> Probe:
+    """The reader's accuracy by the gold source's place in the context, the configured order against ends."""
+    return Probe(NAME, run, rank=40, fix=FIX, llm_calls=llm_calls, embedded_only=EMBEDDED_ONLY)

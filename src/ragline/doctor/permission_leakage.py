@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import time
 
-from ragline.doctor.base import DoctorRun, ProbeResult, cannot_run, filter_of
+from ragline.components import register
+from ragline.doctor.base import DoctorRun, Probe, ProbeResult, cannot_run, filter_of
 from ragline.doctor.unsafe import AfterTopK, admits
 from ragline.index.filters import parse_filter
 
@@ -61,3 +62,9 @@ def run(r: DoctorRun) -> ProbeResult:
             },
         },
     )
+
+
+@register("probe", "permission leakage")
+def probe() -> Probe:
+    """Restricted chunks reaching the reranker or the reader, the ACL filter after top-k against inside."""
+    return Probe(NAME, run, rank=30, fix=FIX)

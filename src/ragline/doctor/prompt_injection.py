@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import time
 
-from ragline.doctor.base import DoctorRun, ProbeResult, cannot_run, filter_of, grade
+from ragline.components import register
+from ragline.doctor.base import DoctorRun, Probe, ProbeResult, cannot_run, filter_of, grade
 from ragline.doctor.rules import rate_rule
 
 NAME = "prompt injection"
@@ -64,3 +65,9 @@ def run(r: DoctorRun) -> ProbeResult:
             "series": {"rate": [arms[a]["hijacked"] for a in ("unfixed", "configured", "fixed")]},
         },
     )
+
+
+@register("probe", "prompt injection")
+def probe() -> Probe:
+    """Answers carrying an instruction planted in a retrieved page, with and without the firewall."""
+    return Probe(NAME, run, rank=90, fix=FIX, llm_calls=llm_calls)

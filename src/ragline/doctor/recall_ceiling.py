@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import time
 
-from ragline.doctor.base import DoctorRun, ProbeResult, filter_of, hit_at, rate
+from ragline.components import register
+from ragline.doctor.base import DoctorRun, Probe, ProbeResult, filter_of, hit_at, rate
 from ragline.doctor.rules import paired_rule
 
 NAME = "recall ceiling"
@@ -60,3 +61,9 @@ def run(r: DoctorRun) -> ProbeResult:
             "series": {"rate": [rate(arms["unfixed"]), rate(arms["configured"]), rate(arms["fixed"]), rate(ceiling)]},
         },
     )
+
+
+@register("probe", "recall ceiling")
+def probe() -> Probe:
+    """The configured top-k against a deeper first stage or a reranker (what the first stage never found)."""
+    return Probe(NAME, run, rank=10, llm_calls=llm_calls)

@@ -24,8 +24,10 @@ def markdown(result: dict[str, Any]) -> str:
         "",
         "Rules:",
         *[f"- {p['name']}: {p['rule']}" for p in result["probes"]],
+        *[f"- {name}: not run on {result['store']}: {why}" for name, why in result.get("not_run", {}).items()],
         "",
         f"{result['seconds']:.0f} s; probe file {result['probe_file']}"
+        + (f"; store {result['store']}" if result.get("store") else "")
         + ("; --quick: a smoke run on a few questions of each type" if result.get("quick") else ""),
     ]
     return "\n".join(lines) + "\n"

@@ -14,11 +14,16 @@ from __future__ import annotations
 
 import time
 
-from ragline.doctor.base import DoctorRun, ProbeResult, build_index, cannot_run
+from ragline.components import register
+from ragline.doctor.base import DoctorRun, Probe, ProbeResult, build_index, cannot_run
 from ragline.doctor.probefile import ProbeFile
 from ragline.doctor.rules import rate_rule
 
 NAME = "stale index"
+EMBEDDED_ONLY = (
+    "it re-reads the source files `ragline index` recorded in an embedded index, "
+    "and a store records none (ask and search skip the freshness check on a store too)"
+)
 FIX = "freshness check: re-read the cited files, report changed ones (`ragline index` to sync)"
 REPLACEMENT = "withdrawn pending review"  # the edited value: no question's answer
 
@@ -78,3 +83,9 @@ def run(r: DoctorRun) -> ProbeResult:
             },
         },
     )
+
+
+@register("probe", "stale index")
+def probe() -> Probe:
+    """Answers that state a value edited on disk since indexing, with and without the freshness check."""
+    return Probe(NAME, run, rank=20, fix=FIX, embedded_only=EMBEDDED_ONLY)

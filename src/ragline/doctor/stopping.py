@@ -28,7 +28,8 @@ import random
 import time
 from typing import Any
 
-from ragline.doctor.base import DoctorRun, ProbeResult, cannot_run, filter_of
+from ragline.components import register
+from ragline.doctor.base import DoctorRun, Probe, ProbeResult, cannot_run, filter_of
 from ragline.doctor.rules import rate_rule
 from ragline.index.filters import And, Compare, Not
 
@@ -180,3 +181,9 @@ def run(r: DoctorRun) -> ProbeResult:
     return ProbeResult(
         NAME, verdict.status, figure, FIX, rule=rule, arms=arms, plot=plot, seconds=time.perf_counter() - started
     )
+
+
+@register("probe", "missing stopping rules")
+def probe() -> Probe:
+    """What each arm spends on unanswerable questions and whether it stops with a reason."""
+    return Probe(NAME, run, rank=80, fix=FIX, llm_calls=llm_calls)

@@ -14,6 +14,7 @@ from ragline.errors import ConfigError
 from ragline.index.filters import FilterLike
 from ragline.index.store import Index
 from ragline.roles import TEXT, VECTOR, Query
+from ragline.store.base import as_collection
 from ragline.types import Hit
 
 Ranked = list[tuple[str, float]]
@@ -76,10 +77,12 @@ def empty_query_reason(query: str, analyzer: Callable[[str], list[str]]) -> str 
 
 
 def hits_for(index: Any, ranked: Ranked) -> list[Hit]:
-    """``Hit``s with the stored title, text and metadata of ranked ids (ids no longer stored are skipped)."""
+    """``Hit``s with the stored title, text and metadata of ranked ids (ids no longer stored are skipped), fetched
+    in one ``get_many`` (on a store server one request, not one per hit)."""
+    stored = as_collection(index).get_many([doc_id for doc_id, _ in ranked]) if ranked else {}
     hits = []
     for rank, (doc_id, score) in enumerate(ranked, start=1):
-        doc = index.get(doc_id)
+        doc = stored.get(doc_id)
         if doc is not None:
             hits.append(Hit(doc_id, score, rank, doc.title, doc.text, doc.metadata, doc.parent))
     return hits

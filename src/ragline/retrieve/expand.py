@@ -31,6 +31,7 @@ from typing import Any
 from ragline.components import register
 from ragline.errors import ConfigError
 from ragline.ingest.markdown import Section, enclosing_section, parse_section_id, sections_of
+from ragline.store.base import as_collection
 from ragline.text.sentences import split_sentences
 from ragline.types import Document, Hit, document_id_of
 
@@ -291,8 +292,8 @@ class SmallToBigExpander:
             for chunk_id in ids:
                 grouped.setdefault(document_id_of(chunk_id), []).append(chunk_id)
             self._chunks_of, self._generation = grouped, generation
-        chunks = [c for c in (self.index.get(i) for i in self._chunks_of.get(doc_id, ())) if c is not None]
-        return rebuild_document(doc_id, chunks)
+        chunks = as_collection(self.index).get_many(self._chunks_of.get(doc_id, ()))  # one request on a server
+        return rebuild_document(doc_id, list(chunks.values()))
 
 
 def rebuild_document(doc_id: str, chunks: list[Document]) -> Document | None:

@@ -9,6 +9,8 @@ passages by the ``first`` retriever (weights from their scores, min-max); ``pass
 passages' share of the seed. PageRank with restart probability ``1 - damping`` spreads the seed: a passage
 that names the bridge entity of a passage the question found gets mass though it shares no word with
 the question. Passages rank by their PageRank; those the walk never reaches follow in the first stage's order.
+A typed query (``ragline.roles.Query``) reaches the first stage whole: HyDE's vector seeds the passages through
+its dense leg, the text names the entities.
 
 The filter is applied inside: the first stage gets it, and chunks it excludes are taken out of the graph
 before the walk (their edges go), so neither their text nor their links move what a principal sees.
@@ -31,6 +33,7 @@ from ragline.index.filters import FilterLike
 from ragline.index.store import Index
 from ragline.retrieve.base import Ranked, Retriever, needs_embeddings
 from ragline.retrieve.registry import build_retriever
+from ragline.roles import Query
 from ragline.structures.base import allowed_ids
 from ragline.structures.entities import entity_key, query_keys
 from ragline.structures.graph import EntityGraph, embedding_synonyms, graph_for
@@ -155,15 +158,23 @@ class PPRRetriever(Retriever):
             seed += (1 - share) * entities / entities.sum()
         return seed
 
+    @property
+    def takes(self) -> frozenset[str]:  # type: ignore[override]
+        return self.first.takes  # the first stage's seeds take what it takes (HyDE's vector in a dense leg)
+
     def rank(self, query: str, k: int = 10, filter: FilterLike = None) -> Ranked:
-        first = self.first.rank(query, max(self.depth, k), filter)
+        return self.rank_query(Query(query), k, filter)
+
+    def rank_query(self, query: Query, k: int = 10, filter: FilterLike = None) -> Ranked:
+        """The first stage ranks ``query`` as it takes it (its passages seed the walk); entities come from the text."""
+        first = self.first.rank_query(query, max(self.depth, k), filter)
         pg = self.passage_graph()
         allowed = allowed_ids(self.index, filter)
         keep = None
         if allowed is not None:
             keep = np.ones(pg.size, dtype=bool)
             keep[: pg.n_passages] = [cid in allowed for cid in pg.graph.chunk_ids]
-        seed = self.seed(query, first, pg)
+        seed = self.seed(query.text, first, pg)
         if keep is not None:
             seed[~keep] = 0.0
         if not seed.any():

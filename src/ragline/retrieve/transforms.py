@@ -52,6 +52,7 @@ from ragline.index.store import Index
 from ragline.retrieve.base import Ranked, Retriever, needs_embeddings
 from ragline.retrieve.fusion import fuse, rank
 from ragline.roles import Query
+from ragline.store.base import as_collection
 
 _WORD = re.compile(r"[^\W_]+(?:['-][^\W_]+)*")
 Spec = str | Mapping[str, Any]
@@ -95,8 +96,9 @@ class RM3:
         in_query = set(self.index.settings.analyzer(query))
         model: Counter[str] = Counter()
         surface: dict[str, Counter[str]] = {}
+        stored = as_collection(self.index).get_many([doc_id for doc_id, _ in ranked])
         for doc_id, score in ranked:
-            doc = self.index.get(doc_id)
+            doc = stored.get(doc_id)
             if doc is None:
                 continue
             words = _WORD.findall(f"{doc.title} {doc.text}".lower())

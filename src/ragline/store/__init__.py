@@ -1,11 +1,12 @@
-"""Collections the pipeline writes to and retrieves through: the embedded index or a Milvus server.
+"""Collections the pipeline writes to and retrieves through: the embedded index, a Milvus or a PostgreSQL server.
 
 ``open_store(uri, settings)`` opens one by the URI's scheme, the name of a ``store`` component in the one
 registry (``ragline.components``): a directory path, ``file://PATH`` (or ``None``, in memory) is the
 embedded ``Index`` behind ``EmbeddedCollection``; ``milvus://[user:password@]HOST:PORT/NAME``
-(``milvus+tls://`` for TLS) is a ``MilvusCollection``. Both satisfy ``ragline.store.base.Collection``; a new
-store is one module here with ``@register("store", SCHEME)`` on its opener, and passes
-``tests/store/store_contract.py``.
+(``milvus+tls://`` for TLS) is a ``MilvusCollection``;
+``postgresql://[user[:password]@]HOST[:PORT]/DATABASE/COLLECTION`` is a ``PostgresCollection``. Each
+satisfies ``ragline.store.base.Collection``; a new store is one module here with ``@register("store", SCHEME)``
+on its opener, and passes ``tests/store/store_contract.py``.
 """
 
 from __future__ import annotations

@@ -57,6 +57,11 @@ class Collection(Protocol):
 
     def get(self, doc_id: str) -> Document | None: ...
 
+    def get_many(self, doc_ids: Iterable[str]) -> dict[str, Document]:
+        """The live documents of ``doc_ids`` by id, absent ids left out: one request for a result list, where a
+        ``get`` per hit is one round trip each on a server."""
+        ...
+
     def documents(self) -> Iterable[Document]: ...
 
     def metadata(self) -> Iterator[tuple[str, dict[str, Any]]]:

@@ -85,6 +85,9 @@ class EmbeddedCollection:
     def get(self, doc_id: str) -> Document | None:
         return self.index.get(doc_id)
 
+    def get_many(self, doc_ids: Iterable[str]) -> dict[str, Document]:
+        return {doc_id: doc for doc_id in dict.fromkeys(doc_ids) if (doc := self.index.get(doc_id)) is not None}
+
     def documents(self) -> Iterable[Document]:
         return self.index.documents()
 

@@ -16,7 +16,6 @@ moves (there is no manifest swap as in the embedded index).
 from __future__ import annotations
 
 import json
-from collections.abc import Collection as Keep
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -25,10 +24,9 @@ import numpy as np
 
 from ragline.components import register
 from ragline.errors import ConfigError, IndexMismatchError, InputError, RaglineError
-from ragline.index.changes import count_documents
 from ragline.index.filters import FilterLike, parse_filter
 from ragline.index.segment import FIELD_TEXT
-from ragline.index.store import IndexSettings, SyncReport
+from ragline.index.store import IndexSettings
 from ragline.retrieve.fusion import fuse, rank
 from ragline.store.milvus_filter import encode_metadata, to_milvus_expr
 from ragline.store.milvus_schema import (
@@ -39,6 +37,7 @@ from ragline.store.milvus_schema import (
     import_pymilvus,
     vector_index_params,
 )
+from ragline.store.staged import StagedWrites, embedder_stamp, stamped_embedder
 from ragline.store.uri import StoreURI, parse_store_uri
 from ragline.types import Document, document_id_of
 
@@ -50,7 +49,7 @@ BATCH = 500
 MAX_LIMIT = 16384  # Milvus's largest top k
 
 
-class MilvusCollection:
+class MilvusCollection(StagedWrites):
     """Documents in one Milvus collection; see the module docstring for the schema."""
 
     def __init__(self, client: Any, uri: StoreURI, settings: IndexSettings, properties: dict[str, Any]) -> None:
@@ -115,95 +114,12 @@ class MilvusCollection:
     def embedder(self) -> Any:
         """The collection's embedder (cached on disk like the embedded index's); its stamp must match."""
         if self._embedder is None:
-            if not self.settings.embedder:
-                raise ConfigError(f"Milvus collection {self.uri} has no vectors; create it with an embedder")
-            from ragline.models import CachedEmbedder, load_embedder
-
-            self._embedder = CachedEmbedder(load_embedder(self.settings.embedder))
             stamp = json.loads(self.properties.get(EMBEDDER_KEY, "null"))
-            if stamp and (stamp["id"], stamp["sha256"]) != (self._embedder.id, self._embedder.embedder.weights_sha256):
-                raise IndexMismatchError(
-                    f"Milvus collection {self.uri} was embedded with {stamp['id']} (weights {stamp['sha256'][:12]}), "
-                    f"but {self.settings.embedder!r} now loads {self._embedder.id}; reinstall that model or "
-                    "index into a new collection"
-                )
+            self._embedder = stamped_embedder(self.settings, stamp, f"Milvus collection {self.uri}")
         return self._embedder
 
     def _embedder_stamp(self) -> dict[str, Any]:
-        e = self.embedder
-        return {"name": self.settings.embedder, "id": e.id, "sha256": e.embedder.weights_sha256, "dim": e.dim}
-
-    def embedding_counts(self) -> dict[str, Any] | None:
-        e = self._embedder
-        return None if e is None else {"computed": e.computed, "cached": e.cached, "id": e.id}
-
-    # -- writing ----------------------------------------------------------------------------------
-    def add(self, documents: Iterable[Document], vectors: np.ndarray | None = None) -> int:
-        documents = list(documents)
-        if vectors is not None and len(vectors) != len(documents):
-            raise ConfigError(f"add() got {len(vectors)} vectors for {len(documents)} documents")
-        default_acl = self.settings.default_acl
-        for i, doc in enumerate(documents):
-            if not isinstance(doc, Document) or not doc.id:
-                raise ConfigError(f"add() takes Documents with a non-empty id, got {doc!r:.80}")
-            if default_acl is not None and doc.metadata.get("acl") is None:
-                from ragline.index.store import _DefaultAclDocument
-
-                doc = _DefaultAclDocument.stamp(doc, default_acl)
-            self._pending[doc.id] = (doc, None if vectors is None else np.asarray(vectors[i], np.float32))
-            self._pending_deletes.discard(doc.id)
-        return len(documents)
-
-    def delete(self, ids: Iterable[str]) -> int:
-        ids = list(dict.fromkeys(ids))
-        live = self._live_hashes(ids)
-        for doc_id in ids:
-            self._pending.pop(doc_id, None)
-            if doc_id in live:
-                self._pending_deletes.add(doc_id)
-        return len(live)
-
-    def delete_documents(self, document_ids: Iterable[str]) -> int:
-        wanted = set(document_ids)
-        return self.delete([i for i in self._live_hashes() if document_id_of(i) in wanted])
-
-    def sync(
-        self, documents: Iterable[Document], prune: bool = True, keep: Keep[str] = (), vectors: np.ndarray | None = None
-    ) -> SyncReport:
-        """Make the collection hold exactly ``documents`` (by id and content hash); commit to apply.
-
-        ``vectors`` (one per document, computed elsewhere, e.g. on Ray) are used for the changed ones.
-        """
-        documents = list(documents)
-        if vectors is not None and len(vectors) != len(documents):
-            raise ConfigError(f"sync() got {len(vectors)} vectors for {len(documents)} documents")
-        report, seen, live = SyncReport(), set(), self._live_hashes()
-        changed, changed_rows = [], []
-        for row, doc in enumerate(documents):
-            seen.add(doc.id)
-            stored = live.get(doc.id)
-            if stored is None:
-                report.added += 1
-                changed.append(doc)
-                changed_rows.append(row)
-            elif stored != doc.hash:
-                report.updated += 1
-                changed.append(doc)
-                changed_rows.append(row)
-            else:
-                report.unchanged += 1
-                self._pending.pop(doc.id, None)
-        self.add(changed, None if vectors is None else np.asarray(vectors)[changed_rows])
-        if prune:
-            gone = [i for i in live if i not in seen and document_id_of(i) not in keep]
-            self._pending_deletes.update(gone)
-            report.deleted = len(gone)
-            count_documents(report, live, seen, gone)
-        return report
-
-    @property
-    def dirty(self) -> bool:
-        return bool(self._pending or self._pending_deletes)
+        return embedder_stamp(self.settings, self.embedder)
 
     def commit(self) -> int:
         """Send staged upserts and deletes, flush, then raise the generation; returns the new generation."""
@@ -273,15 +189,8 @@ class MilvusCollection:
         return rows
 
     def close(self) -> None:
-        self._pending.clear()
-        self._pending_deletes.clear()
+        self._discard()
         self.client.close()
-
-    def __enter__(self) -> MilvusCollection:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     # -- reading ----------------------------------------------------------------------------------
     def _live_hashes(self, ids: list[str] | None = None) -> dict[str, str]:
@@ -309,9 +218,14 @@ class MilvusCollection:
         rows = self.client.get(self.name, ids=[doc_id], output_fields=["payload"])
         return Document(**json.loads(rows[0]["payload"])) if rows else None
 
-    def get_many(self, ids: list[str]) -> dict[str, Document]:
-        rows = self.client.get(self.name, ids=ids, output_fields=["payload"]) if ids else []
-        return {row["id"]: Document(**json.loads(row["payload"])) for row in rows}
+    def get_many(self, doc_ids: Iterable[str]) -> dict[str, Document]:
+        """One ``get`` request per ``BATCH`` ids (a hit list is one), not one per id."""
+        ids = list(dict.fromkeys(doc_ids))
+        found: dict[str, Document] = {}
+        for start in range(0, len(ids), BATCH):
+            rows = self.client.get(self.name, ids=ids[start : start + BATCH], output_fields=["payload"])
+            found.update((row["id"], Document(**json.loads(row["payload"]))) for row in rows)
+        return found
 
     def documents(self) -> Iterable[Document]:
         return self.filter_documents(None)

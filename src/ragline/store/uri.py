@@ -55,26 +55,26 @@ def parse_store_uri(text: str) -> StoreURI:
     if scheme not in SCHEMES:
         raise ConfigError(f"store URI {text!r} has scheme {parts.scheme!r}; write {example}")
     if not parts.hostname:
-        raise ConfigError(f"store URI {_redacted(text)!r} names no host; write {example}")
+        raise ConfigError(f"store URI {redacted_uri(text)!r} names no host; write {example}")
     try:
         port = parts.port
     except ValueError:
-        raise ConfigError(f"store URI {_redacted(text)!r} has a port that is not a number in 1-65535") from None
+        raise ConfigError(f"store URI {redacted_uri(text)!r} has a port that is not a number in 1-65535") from None
     if port is None:
-        raise ConfigError(f"store URI {_redacted(text)!r} names no port (Milvus listens on 19530 by default)")
+        raise ConfigError(f"store URI {redacted_uri(text)!r} names no port (Milvus listens on 19530 by default)")
     name = parts.path.strip("/")
     if not _COLLECTION_NAME.fullmatch(name):
         raise ConfigError(
-            f"store URI {_redacted(text)!r}: collection name {name!r} must be letters, digits and _ "
+            f"store URI {redacted_uri(text)!r}: collection name {name!r} must be letters, digits and _ "
             "(starting with a letter or _), e.g. milvus://127.0.0.1:19530/docs"
         )
     if parts.query or parts.fragment:
-        raise ConfigError(f"store URI {_redacted(text)!r} takes no ?query or #fragment")
+        raise ConfigError(f"store URI {redacted_uri(text)!r} takes no ?query or #fragment")
     user = unquote(parts.username) if parts.username else None
     password = unquote(parts.password) if parts.password is not None else None
     return StoreURI(parts.hostname, port, name, scheme == "milvus+tls", user, password)
 
 
-def _redacted(text: str) -> str:
-    """``text`` with the password (if any) replaced, for error messages."""
+def redacted_uri(text: str) -> str:
+    """``text`` with the password (if any) replaced, for error messages and reports (any scheme)."""
     return re.sub(r"(://[^:/@]+):[^@/]*@", r"\1:***@", text)

@@ -39,6 +39,7 @@ from ragline.components import register
 from ragline.errors import ConfigError
 from ragline.index.filters import FilterLike
 from ragline.retrieve.base import Ranked, Retriever
+from ragline.roles import TEXT, VECTOR
 from ragline.structures.base import allowed_ids, live_sources, register_builder
 from ragline.structures.raptor_build import build_tree
 from ragline.structures.raptor_tree import MODES, NAME, RaptorParams, RaptorTree, load_tree, save_tree
@@ -78,6 +79,7 @@ class RaptorRetriever(Retriever):
 
     name = NAME
     needs_embeddings = True
+    takes = frozenset((TEXT, VECTOR))  # a query's embedding, or HyDE's vector, against every node's
 
     def __init__(
         self,
@@ -133,11 +135,17 @@ class RaptorRetriever(Retriever):
         return np.array([bool(n.sources) and all(s in live for s in n.sources) for n in tree.nodes], dtype=bool)
 
     def rank(self, query: str, k: int = 10, filter: FilterLike = None) -> Ranked:
+        if not self.tree.nodes or k <= 0:
+            return []
+        return self.rank_vector(self.index.embedder.embed_queries([query])[0], k, filter)
+
+    def rank_vector(self, vector: np.ndarray, k: int = 10, filter: FilterLike = None) -> Ranked:
+        """The nodes nearest ``vector`` (the index embedder's space), as chunks: a question's embedding or a
+        vector a transform made (HyDE's)."""
         tree = self.tree
         if not tree.nodes or k <= 0:
             return []
-        q = np.asarray(self.index.embedder.embed_queries([query])[0], dtype=np.float32)
-        scores = tree.vectors @ q
+        scores = tree.vectors @ np.asarray(vector, dtype=np.float32)
         ok = self.allowed_nodes(filter)
         order = self._collapsed(scores, ok) if self.mode == "collapsed" else self._traversal(scores, ok, k)
         out: dict[str, float] = {}

@@ -1,6 +1,8 @@
 """The lecture's lab experiments beyond chunking and position: one module per experiment.
 
-Each module has ``run(...) -> dict`` (JSON-able) and ``table(payload) -> list[rich Table]``. They run on
+Each module has ``run(...) -> dict`` (JSON-able) and ``tables(payload) -> list[rich Table]``, and registers an
+:class:`Experiment` (role ``experiment`` of ``ragline.components``) that ``ragline experiment NAME`` runs from
+its command-line arguments. They run on
 a :class:`Workload`: an index and typed queries with gold documents, built from a built-in corpus
 (Orrin Grid by default, every question runs as its asking user) or from any BEIR / questions folder
 (one type, ``all``; gold = the qrels' relevant documents).
@@ -11,6 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ragline.index import Index, IndexSettings
 from ragline.index.filters import FilterLike, acl_filter
@@ -18,6 +21,37 @@ from ragline.index.filters import FilterLike, acl_filter
 # Chunks as the lecture's retrieval tables cut them: by document structure.
 DEFAULT_CHUNKER = "structure:max_words=200"
 Ranker = Callable[[str, int, FilterLike], Sequence[tuple[str, float]]]
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """An experiment as the registry holds it (role ``experiment``): ``run(args)`` with ``ragline experiment``'s
+    parsed arguments gives the JSON payload, which the command prints as ``tables(payload)`` or one JSON line
+    (and draws with ``plot(payload, path)`` for ``--plot``); ``configs``: it takes ``--config`` pipeline configs.
+    With ``own_output`` ``run(args)`` prints its own result and returns the exit status."""
+
+    name: str
+    run: Callable[[Any], Any]
+    tables: Callable[[dict[str, Any]], list[Any]] | None = None
+    plot: Callable[[dict[str, Any], str], None] | None = None
+    configs: bool = False
+    own_output: bool = False
+
+
+def llm_of(args: Any) -> Any:
+    """The LLM of ``--llm`` (its replies cached), or None for ``--llm none`` / ``--closed-book 0``."""
+    from ragline.answer.pipeline import build_reader
+
+    if args.llm in ("", "none") or args.closed_book == 0:
+        return None
+    return getattr(build_reader(args.llm), "llm", None)  # an LLM reader's model
+
+
+def configs_of(args: Any) -> list[Any]:
+    """The pipeline configs of ``--config`` (files or shipped names)."""
+    from ragline.config import load_config
+
+    return [load_config(source) for source in args.config or []]
 
 
 @dataclass

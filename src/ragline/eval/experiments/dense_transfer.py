@@ -19,7 +19,8 @@ from typing import Any
 
 from rich.table import Table
 
-from ragline.eval.experiments import Query, Workload, score_by_type
+from ragline.components import register
+from ragline.eval.experiments import Experiment, Query, Workload, configs_of, load_workload, score_by_type
 
 # The relations whose paraphrase questions the notes leave out of training ("job" has no counterpart here).
 HELD_OUT = frozenset({"capital", "language", "founded", "river"})
@@ -93,3 +94,17 @@ def tables(payload: dict[str, Any]) -> list[Table]:
     for name, scores in rows.items():
         table.add_row(name, *(f"{scores[t]['hit@1']:.2f} / {scores[t]['recall@10']:.2f}" for t in types))
     return [table]
+
+
+def from_args(args: Any) -> dict[str, Any]:
+    """--dataset's workload (else the countries world's) with the default retrievers and each --config."""
+    workload = (
+        load_workload(args.dataset, args.embedder, args.limit) if args.dataset else countries_workload(args.embedder)
+    )
+    return run(workload, RETRIEVERS, pipelines=configs_of(args))
+
+
+@register("experiment", "dense-transfer")
+def experiment() -> Experiment:
+    """BM25 vs dense vs hybrid on the relations the lecture holds out."""
+    return Experiment("dense-transfer", from_args, tables, configs=True)

@@ -21,6 +21,8 @@ from typing import Any
 import numpy as np
 from rich.table import Table
 
+from ragline.components import register
+from ragline.eval.experiments import Experiment
 from ragline.index import Index, IndexSettings
 from ragline.types import Document
 
@@ -188,3 +190,19 @@ def tables(payload: dict[str, Any]) -> list[Table]:
             values = [f"{row[kind]['cosines'][i]:.3f}" for row in payload["by_embedder"].values()]
             pairs.add_row(kind, f"{a} | {b}", *values)
     return [table, pairs]
+
+
+def from_args(args: Any) -> dict[str, Any]:
+    """``run`` on the built-in pairs, and on --dataset's first --limit test queries when given."""
+    queries = None
+    if args.dataset:
+        from ragline.eval.datasets import load_dataset
+
+        queries = list(load_dataset(args.dataset, "test").judged_queries.values())[: args.limit]
+    return run(dataset_queries=queries)
+
+
+@register("experiment", "embedding-probe")
+def experiment() -> Experiment:
+    """Cosine of paraphrases vs near-identical codes."""
+    return Experiment("embedding-probe", from_args, tables)

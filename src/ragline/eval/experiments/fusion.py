@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 from rich.table import Table
 
-from ragline.eval.experiments import TypeScores, Workload
+from ragline.components import register
+from ragline.eval.experiments import Experiment, TypeScores, Workload, load_workload
 from ragline.retrieve.fusion import fuse, min_max_normalize, rank, z_score_normalize
 
 RRF_KS = (1, 10, 60, 100, 1000)
@@ -148,3 +149,9 @@ def plot(payload: dict[str, Any], path: str) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+@register("experiment", "rrf-k")
+def experiment() -> Experiment:
+    """RRF k swept against min-max and z-score, exclusive finds vs consensus, and one outlier BM25 score."""
+    return Experiment("rrf-k", lambda args: run(load_workload(args.dataset, args.embedder, args.limit)), tables, plot)

@@ -18,8 +18,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from ragline.answer.context import document_id
+from ragline.components import register
 from ragline.corpora.aggregate import with_aggregate
 from ragline.corpora.orrin import TRAIN_SEED, build_orrin
+from ragline.eval.experiments import Experiment
 from ragline.eval.stats import compare
 from ragline.index import Index
 from ragline.index.filter_syntax import acl_filter
@@ -79,3 +81,10 @@ def run(seed: int | None = None, retrievers: Sequence[str] = RETRIEVERS, budget:
             "bytes_per_1000_chunks": round(size * per),
         },
     }
+
+
+@register("experiment", "graph")
+def experiment() -> Experiment:
+    """BM25 vs personalized PageRank vs the entity graph's local and global search on Orrin with its aggregate
+    questions, per question type."""
+    return Experiment("graph", lambda args: run(args.seed, retrievers=args.retriever or RETRIEVERS))

@@ -22,7 +22,9 @@ from rich.table import Table
 
 from ragline.answer.context import build_context
 from ragline.answer.pipeline import build_reader, drop_superseded
+from ragline.components import register
 from ragline.eval.answers import contains_answer
+from ragline.eval.experiments import Experiment, llm_of
 from ragline.eval.experiments.readers import CLOSED_BOOK_PROMPT
 from ragline.types import Document
 
@@ -166,3 +168,11 @@ def tables(payload: dict[str, Any]) -> list[Table]:
                 name = "RAG, extractive" if who == "rag" else f"closed book ({payload['closed_book_questions']})"
                 table.add_row(step, name, f"{shares['new']:.2f}", f"{shares['old']:.2f}", f"{shares['other']:.2f}")
     return [table]
+
+
+@register("experiment", "knowledge-update")
+def experiment() -> Experiment:
+    """Edit a document, then a conflicting one."""
+    return Experiment(
+        "knowledge-update", lambda args: run(llm=llm_of(args), llm_questions=min(args.closed_book, 40)), tables
+    )

@@ -39,7 +39,10 @@ from rich.table import Table
 from ragline.answer.citations import citation_for
 from ragline.answer.context import build_context
 from ragline.answer.prompt import ABSTAIN_TEXT, build_messages, is_abstention
+from ragline.components import register
+from ragline.errors import ConfigError
 from ragline.eval.answers import grade_question, match_for, summarize
+from ragline.eval.experiments import Experiment
 from ragline.eval.experiments.readers import closed_book_sample
 from ragline.text.normalize import normalize_answer
 from ragline.types import Answer, Hit
@@ -233,3 +236,43 @@ def orrin_set(seed: int | None, embedder: str | None = None) -> tuple[Any, Any]:
     corpus = build_orrin(TRAIN_SEED if seed is None else seed)
     settings = IndexSettings(embedder=embedder, vector_index="flat")
     return corpus, build_index(corpus.documents, IngestConfig(DEFAULT_CHUNKER), settings)
+
+
+def from_args(args: Any) -> dict[str, Any]:
+    """RAG-Sequence on a sample of --dataset's questions (whole passages) or an Orrin world (the training
+    world unless --seed says otherwise, each question asked as its user)."""
+    from ragline.answer.pipeline import build_reader
+    from ragline.eval.experiments.readers import dataset_corpus
+    from ragline.eval.typed import acl_filter
+    from ragline.progress import stderr
+
+    if args.llm in ("", "none"):
+        raise ConfigError("rag-sequence needs an LLM reader: --llm llm:model=...")
+    retriever = (args.retriever or ["bm25"])[0]
+    embedder = None if retriever == "bm25" else args.embedder
+    if args.dataset:
+        corpus, index = dataset_corpus(args.dataset, embedder, args.limit)
+        filter_of = None
+    else:
+        corpus, index = orrin_set(args.seed, embedder)
+        filter_of = acl_filter
+    log = lambda message: stderr.print(message, highlight=False, markup=False)  # noqa: E731
+    return run(
+        corpus,
+        index,
+        build_reader(args.llm),
+        k=args.k,
+        questions=DEFAULT_QUESTIONS if args.questions is None else args.questions,
+        seed=args.sample_seed,
+        retriever=retriever,
+        filter_of=filter_of,
+        log=log,
+    )
+
+
+@register("experiment", "rag-sequence")
+def experiment() -> Experiment:
+    """An answer per passage scored by retrieval probability x the answer's probability (Lewis et al.'s fast
+    decoding) vs the LLM reading the k passages at once, on a --questions sample (Orrin training world or
+    --dataset)."""
+    return Experiment("rag-sequence", from_args, tables)

@@ -36,9 +36,11 @@ from typing import Any
 
 from rich.table import Table
 
+from ragline.components import register
 from ragline.config import load_config
 from ragline.corpora.aggregate import AGGREGATE_TYPES, with_aggregate
 from ragline.corpora.orrin import DEFAULT_SEED, build_orrin
+from ragline.eval.experiments import Experiment, llm_of
 from ragline.eval.stats import compare
 from ragline.ingest.pipeline import IngestConfig, build_index
 
@@ -266,3 +268,26 @@ def tables(payload: dict[str, Any]) -> list[Table]:
             str(c["bytes_per_1000"]),
         )
     return [table, cost]
+
+
+def from_args(args: Any) -> dict[str, Any]:
+    """Orrin (--seed) with its aggregate questions; the --retriever arms, --llm-chunks, the first --reader."""
+    from ragline.corpora.orrin import DEFAULT_SEED
+
+    arms: dict[str, str] | None = {spec: spec for spec in args.retriever} if args.retriever else None
+    return run(
+        args.seed if args.seed is not None else DEFAULT_SEED,
+        arms,
+        embedder=args.embedder,
+        llm=llm_of(args) if args.llm_chunks else None,
+        llm_chunks=args.llm_chunks,
+        reader=args.reader[0] if args.reader else None,
+        read_per_type=args.read_per_type,
+    )
+
+
+@register("experiment", "raptor")
+def experiment() -> Experiment:
+    """Hybrid vs the agent vs RAPTOR (collapsed, traversal, UMAP) per question type on Orrin with its aggregate
+    questions, 10 passages each: questions with all evidence in the context; the tree's cost per 1,000 chunks."""
+    return Experiment("raptor", from_args, tables)

@@ -24,7 +24,10 @@ from typing import Any
 from rich.table import Table
 
 from ragline.answer.context import build_context
+from ragline.components import register
+from ragline.errors import ConfigError
 from ragline.eval.answers import exact_match, f1
+from ragline.eval.experiments import Experiment
 from ragline.types import Hit
 
 WINDOWS = (128, 192, 256)
@@ -62,7 +65,6 @@ def _score(reader: Any, items: Sequence[tuple[dict[str, Any], list[Hit]]]) -> di
 def run(dataset: str, models: Sequence[str], limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
     """The rows above for the first ``limit`` questions of ``dataset`` (its ``questions.jsonl``)."""
     from ragline.answer.span_reader import SpanReader
-    from ragline.errors import ConfigError
     from ragline.eval.datasets import load_dataset
     from ragline.index.store import IndexSettings
     from ragline.ingest.pipeline import IngestConfig, build_index
@@ -114,3 +116,19 @@ def tables(payload: dict[str, Any]) -> list[Table]:
             f"{row['seconds_per_question']:.2f}",
         )
     return [table]
+
+
+def from_args(args: Any) -> dict[str, Any]:
+    """--dataset (required: questions with their own passages), the --span-model readers, --limit questions."""
+    if not args.dataset:
+        raise ConfigError(
+            "reader-ablations needs --dataset DIR: questions with their own passages "
+            "(e.g. ../shared/bench/squad_v2_dev_subset)"
+        )
+    return run(args.dataset, args.span_model or [], args.limit or DEFAULT_LIMIT)
+
+
+@register("experiment", "reader-ablations")
+def experiment() -> Experiment:
+    """The span reader with/without no-answer training, window size, span length limit, passages k."""
+    return Experiment("reader-ablations", from_args, tables)

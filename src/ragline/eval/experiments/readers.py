@@ -23,8 +23,10 @@ from typing import Any
 from rich.table import Table
 
 from ragline.answer.context import build_context
+from ragline.components import register
 from ragline.corpora.base import Question
 from ragline.eval.answers import contains_answer, exact_match
+from ragline.eval.experiments import Experiment, configs_of, llm_of
 from ragline.types import Hit
 
 DEFAULT_LLM = "local:qwen2.5-coder-0.5b"
@@ -249,3 +251,22 @@ def plot(payload: dict[str, Any], path: str) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def from_args(args: Any) -> dict[str, Any]:
+    """--dataset's questions and passages (else the countries world), the --llm reader and each --config."""
+    from ragline.eval.experiments.dense_transfer import countries_workload
+
+    if args.dataset:
+        corpus, index = dataset_corpus(args.dataset, args.embedder, args.limit)
+    else:
+        from ragline.corpora.countries import build_countries
+
+        corpus, index = build_countries(), countries_workload(args.embedder).index
+    return run(corpus, index, llm=llm_of(args), closed_book_questions=args.closed_book, pipelines=configs_of(args))
+
+
+@register("experiment", "readers")
+def experiment() -> Experiment:
+    """Closed book vs oracle vs RAG at k 1 and 5, and the k sweep."""
+    return Experiment("readers", from_args, tables, plot, configs=True)

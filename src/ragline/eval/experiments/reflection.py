@@ -33,8 +33,10 @@ from typing import Any
 
 from rich.table import Table
 
+from ragline.components import register
 from ragline.corpora.base import Question
 from ragline.corpora.closed_book import CLOSED_BOOK
+from ragline.eval.experiments import Experiment, llm_of
 from ragline.reflect.worlds import World, user_filter
 
 ARMS = ("always-retrieve", "self-rag", "crag", "routed", "agent", "agent (own chunks)")
@@ -229,3 +231,26 @@ def tables(payload: dict[str, Any]) -> list[Table]:
         )
     out.append(tests)
     return out
+
+
+def from_args(args: Any) -> dict[str, Any]:
+    """The --world (seeded by --seed), --questions per type, --sample-seed, the --arm arms, the --llm."""
+    from ragline.corpora import countries, orrin
+    from ragline.progress import stderr
+    from ragline.reflect.worlds import countries_world, orrin_world
+
+    if args.world == "countries":
+        world = countries_world(args.seed if args.seed is not None else countries.DEFAULT_SEED)
+    else:
+        world = orrin_world(args.seed if args.seed is not None else orrin.DEFAULT_SEED)
+    per_type = DEFAULT_PER_TYPE if args.questions is None else args.questions  # 0: closed-book only
+    names = tuple(args.arm or ARMS)
+    log = lambda m: stderr.print(m, highlight=False, markup=False)  # noqa: E731
+    return run(world, llm=llm_of(args), per_type=per_type, seed=args.sample_seed, log=log, names=names)
+
+
+@register("experiment", "reflection")
+def experiment() -> Experiment:
+    """Always-retrieve vs Self-RAG vs CRAG vs routed vs the agent on a stratified sample (--questions per type,
+    --sample-seed) and every closed-book question: outcomes, retrievals, model calls, seconds, paired tests."""
+    return Experiment("reflection", from_args, tables)

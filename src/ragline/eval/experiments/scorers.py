@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 from rich.table import Table
 
-from ragline.eval.experiments import Query, Workload, score_by_type
+from ragline.components import register
+from ragline.eval.experiments import Experiment, Query, Workload, load_workload, score_by_type
 from ragline.index import BM25Params
 from ragline.index.bm25 import tf_weight
 from ragline.index.segment import FIELD_TEXT
@@ -227,3 +228,9 @@ def plot(payload: dict[str, Any], path: str) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+@register("experiment", "scorers")
+def experiment() -> Experiment:
+    """Word overlap vs TF-IDF vs BM25 by question type, k1 x b grids, keyword stuffing."""
+    return Experiment("scorers", lambda args: run(load_workload(args.dataset, None, args.limit)), tables, plot)

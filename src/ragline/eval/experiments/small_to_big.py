@@ -34,7 +34,8 @@ from typing import Any
 import numpy as np
 from rich.table import Table
 
-from ragline.components import build
+from ragline.components import build, register
+from ragline.eval.experiments import Experiment
 from ragline.index.filters import FilterLike, acl_filter
 from ragline.index.store import IndexSettings
 from ragline.ingest.pipeline import IngestConfig, build_index
@@ -294,3 +295,16 @@ def tables(payload: dict[str, Any]) -> list[Table]:
             )
         out.append(table)
     return out
+
+
+def from_args(args: Any) -> dict[str, Any]:
+    """--dataset's evidence set (else Orrin's, --seed), with --embedder and the --retriever legs."""
+    sets = [dataset_set(args.dataset, args.limit)] if args.dataset else [orrin_set(args.seed)]
+    return run(sets, args.embedder, retrievers=args.retriever or RETRIEVERS)
+
+
+@register("experiment", "small-to-big")
+def experiment() -> Experiment:
+    """Small chunks read as they are, with a sentence window or as their section, vs plain chunks, at equal
+    budgets: gold chunk at 1 and read vs share of the evidence in the context."""
+    return Experiment("small-to-big", from_args, tables)
