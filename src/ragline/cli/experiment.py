@@ -173,6 +173,8 @@ def _run_lab(args: argparse.Namespace, module: Any) -> dict[str, Any]:
         from ragline.corpora.orrin import DEFAULT_SEED
 
         arms: dict[str, str] | None = {spec: spec for spec in args.retriever} if args.retriever else None
+        if args.global_search:
+            arms = {**(arms or module.ARMS), args.global_search: args.global_search}
         return module.run(
             args.seed if args.seed is not None else DEFAULT_SEED,
             arms,
@@ -348,6 +350,15 @@ def add_parser(sub: Any) -> None:
         type=component_spec("retriever"),
         metavar="SPEC",
         help=component_help("retriever", "retriever spec, repeatable (default: bm25, dense, hybrid)"),
+    )
+    p.add_argument(
+        "--global-search",
+        nargs="?",
+        const="global-search",
+        type=component_spec("reader"),
+        metavar="SPEC",
+        help="raptor: also an arm of the global-search reader's own answers (GraphRAG global search; its reduce "
+        "reader is aggregate unless SPEC says reader=...)",
     )
     p.add_argument("--seed", type=int, help="corpus seed (default: the evaluation world)")
     p.add_argument(

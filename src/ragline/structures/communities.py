@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ragline.errors import ConfigError
@@ -28,9 +29,44 @@ from ragline.text.sentences import split_sentences
 from ragline.types import Document
 
 if TYPE_CHECKING:
-    from ragline.structures.graph import EntityGraph, Report
+    from ragline.structures.graph import EntityGraph
 
 Partition = list[list[list[str]]]  # level -> community -> entity keys
+
+
+@dataclass
+class Report:
+    """A community's report for one ACL: text, the chunk behind each sentence, and the groups it carries."""
+
+    id: str
+    level: int
+    community: int
+    title: str
+    sentences: list[str]
+    sources: list[str]  # chunk id per sentence
+    acl: list[str] | None  # None: no source has an ACL
+    digest: str = ""  # what the report was built from (``communities.reports`` keeps it while unchanged)
+
+    @property
+    def text(self) -> str:
+        return self.title + "\n" + "\n".join(self.sentences)
+
+
+def derived_acl(metadatas: Iterable[Mapping[str, Any]]) -> list[str] | None:
+    """The ACL of text derived from sources with these metadata: the intersection of their groups.
+
+    None when no source has an ``acl`` (derived text is then as open as its sources); a source without one
+    counts as no group, so with one restricted source the intersection is empty and the text is visible
+    only where no restriction applies, exactly like such a source.
+    """
+    groups: set[str] | None = None
+    any_acl = False
+    for metadata in metadatas:
+        acl = metadata.get("acl")
+        any_acl |= acl is not None
+        mine = {str(a) for a in (acl if isinstance(acl, (list, tuple)) else [] if acl is None else [acl])}
+        groups = mine if groups is None else groups & mine
+    return sorted(groups or ()) if any_acl else None
 
 
 def _digest(parts: Sequence[Any]) -> str:
@@ -137,8 +173,6 @@ def reports(
     previous: Sequence[Report] = (),
 ) -> tuple[list[Report], int]:
     """Extractive reports per community and ACL; those whose digest ``previous`` holds are kept. Also: built."""
-    from ragline.structures.graph import Report, derived_acl
-
     old: dict[str, list[Report]] = defaultdict(list)
     for r in previous:
         if r.digest:

@@ -14,7 +14,7 @@ Built from an index's live chunks, no LLM needed (``extractor=rules``, see ``ent
 4. **A report per community** (extractive, ``communities.py``): the sentences that name the most of the
    community's entities, headed by those entities. A report is derived text, so it is built **per ACL**: the
    community's sentences are grouped by their chunk's ``acl`` and each group gets its own report, which
-   carries the intersection of its sources' groups (:func:`derived_acl`; here all are equal) and the chunk
+   carries the intersection of its sources' groups (``derived_acl``; here all are equal) and the chunk
    ids behind each sentence. A principal who cannot read a chunk never reads a report built from it. Which
    entities form a community is decided over the whole collection (the partition, not its text, sees every
    chunk). A report whose community and chunks did not change is kept from the previous build.
@@ -43,30 +43,13 @@ import numpy as np
 from ragline.errors import ConfigError, IndexDirectoryError
 from ragline.fsutil import fsync_directory, fsync_file
 from ragline.structures.base import live_sources, register_builder, staleness
-from ragline.structures.communities import Partition, communities, reports
+from ragline.structures.communities import Partition, Report, communities, reports
+from ragline.structures.communities import derived_acl as derived_acl  # re-exported: where callers look for it
 from ragline.structures.entities import Extraction, entity_key, make_extractor
 from ragline.types import Document
 
 FORMAT = 1
 NAME = "graph"
-
-
-@dataclass
-class Report:
-    """A community's report for one ACL: text, the chunk behind each sentence, and the groups it carries."""
-
-    id: str
-    level: int
-    community: int
-    title: str
-    sentences: list[str]
-    sources: list[str]  # chunk id per sentence
-    acl: list[str] | None  # None: no source has an ACL
-    digest: str = ""  # what the report was built from (``communities.reports`` keeps it while unchanged)
-
-    @property
-    def text(self) -> str:
-        return self.title + "\n" + "\n".join(self.sentences)
 
 
 @dataclass
@@ -95,23 +78,6 @@ class EntityGraph:
             for e in self.chunk_entities(c):
                 out[e].append(c)
         return out
-
-
-def derived_acl(metadatas: Iterable[Mapping[str, Any]]) -> list[str] | None:
-    """The ACL of text derived from sources with these metadata: the intersection of their groups.
-
-    None when no source has an ``acl`` (derived text is then as open as its sources); a source without one
-    counts as no group, so with one restricted source the intersection is empty and the text is visible
-    only where no restriction applies, exactly like such a source.
-    """
-    groups: set[str] | None = None
-    any_acl = False
-    for metadata in metadatas:
-        acl = metadata.get("acl")
-        any_acl |= acl is not None
-        mine = {str(a) for a in (acl if isinstance(acl, (list, tuple)) else [] if acl is None else [acl])}
-        groups = mine if groups is None else groups & mine
-    return sorted(groups or ()) if any_acl else None
 
 
 def _extraction_record(extraction: Extraction) -> dict[str, Any]:
