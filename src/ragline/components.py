@@ -44,7 +44,13 @@ ROLES: dict[str, tuple[str, tuple[str, ...]]] = {
     "expander": ("maps small chunks to the larger text around them", ("ragline.retrieve",)),
     "reader": (
         "answers a question from a context, with citations",
-        ("ragline.answer.pipeline", "ragline.agent", "ragline.reflect"),
+        (
+            "ragline.answer.pipeline",
+            "ragline.answer.aggregate",
+            "ragline.answer.global_search",
+            "ragline.agent",
+            "ragline.reflect",
+        ),
     ),
     "chunker": (
         "cuts a document into chunks",

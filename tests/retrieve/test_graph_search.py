@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from ragline.components import names
+from ragline.components import build, names
 from ragline.index import Index
 from ragline.index.filter_syntax import acl_filter
 from ragline.index.settings import IndexSettings
@@ -67,8 +67,9 @@ def _leaks(index: Index, docs: list[Document], pairs: int, seed: int) -> tuple[i
     acl = {d.id: set(d.metadata["acl"]) for d in docs}
     local = build_retriever("graph-local", index)
     glob = build_retriever("graph-global", index)
+    answers = build("reader", "global-search", index=index)
     rng = random.Random(seed)
-    leaks = shown = 0
+    leaks = shown = read = 0
     for _ in range(pairs):
         mine = set(rng.sample(GROUPS, rng.randint(1, 3)))
         question = f"Who met {rng.choice(PEOPLE)} in {rng.choice(PLACES)}?"
@@ -82,14 +83,21 @@ def _leaks(index: Index, docs: list[Document], pairs: int, seed: int) -> tuple[i
         leaks += sum(not readable(d) for d, _ in glob.rank(question, 5, flt))
         leaks += sum(not readable(d) for d, _ in local.rank(question, 5, flt))
         leaks += sum(not readable(s) for r in local.relations(question, flt) for s in r["sources"])
+        if _ % 5 == 0:  # global search's answer (every fifth pair: it reads as well as ranks)
+            answer, context = answers.answer(question, flt)
+            cited = [c.chunk_id for c in answer.citations] + [s.hit.doc_id for s in context.sources]
+            leaks += sum(not readable(c) for c in cited)
+            read += 1
+    assert read == (pairs + 4) // 5
     return leaks, shown
 
 
 @pytest.mark.slow
 def test_derived_text_acl_fuzz_finds_no_leak_and_the_mutation_is_found(monkeypatch):
-    """5,000 random principal/question pairs: no report, relation or chunk of graph-local / graph-global a principal
-    cannot read. Mutation check: the filter not applied to reports and relations (``allowed_ids`` answering "no
-    restriction") must be found as leaks."""
+    """5,000 random principal/question pairs: no report, relation or chunk of graph-local / graph-global, and no
+    source or citation of the global-search reader (1,000 of the pairs), a principal cannot read. Mutation check:
+    the filter not applied to reports and relations (``allowed_ids`` answering "no restriction") must be found
+    as leaks."""
     docs = _world()
     index = _index(docs)
     leaks, shown = _leaks(index, docs, 5000, seed=11)

@@ -55,3 +55,56 @@ def test_llm_extractor_is_schema_constrained_and_a_rebuild_asks_only_for_changed
     changed = [*DOCS[:2], Document("c", "Dario Fenn met Elsa Quint in Marrow Bay.", "C", {"acl": ["g2"]})]
     build_graph(changed, extractor="llm", llm=fake, previous=first)
     assert len(fake.calls) == 4
+
+
+TWO_PARTS = [
+    Document("a", "Alder Voss founded the Tessaly Guild in Port Vesna. Alder Voss sold the Tessaly Guild.", "A"),
+    Document("b", "The Tessaly Guild hired Cora Mendel. Cora Mendel lives in Port Vesna.", "B"),
+    Document("d", "Ilsa Brandt sailed from Kerrow Sound to Fallow Reach. Ilsa Brandt mapped Kerrow Sound.", "D"),
+    Document("e", "Fallow Reach traded with Kerrow Sound. Oren Hale charted Fallow Reach.", "E"),
+]
+
+
+def _by_members(graph):
+    return {
+        tuple(sorted(graph.keys[e] for e in block)): level
+        for level, blocks in enumerate(graph.communities)
+        for block in blocks
+    }
+
+
+def test_a_changed_document_rebuilds_its_component_and_report_and_keeps_the_others(tmp_path):
+    """Only the component a changed document touches is partitioned again and only its reports are rebuilt;
+    the other component's reports are the previous ones, the result equals a build from scratch, and the
+    stored graph is current afterwards.
+    Planted fault: `previous` ignored in `communities()` (every component partitioned again) fails the
+    `components_partitioned == 1` assert; ignored in `reports()` fails `reports_built`."""
+    index = Index.create(tmp_path / "ix", IndexSettings())
+    index.add(TWO_PARTS)
+    index.commit()
+    first = build_structure(index)
+    assert first.rebuilt["components"] == 2 and first.rebuilt["components_partitioned"] == 2
+    guild = [r for r in first.reports if "a" in r.sources or "b" in r.sources]
+    sound = [r for r in first.reports if "d" in r.sources or "e" in r.sources]
+    assert guild and sound and not {r.id for r in guild} & {r.id for r in sound}
+
+    index.add([Document("e", "Fallow Reach traded with Kerrow Sound. Nell Orry charted Fallow Reach.", "E")])
+    index.commit()
+    assert is_stale(index) is True
+    second = build_structure(index)
+    assert is_stale(index) is False
+    assert second.rebuilt["components_partitioned"] == 1
+    assert second.rebuilt["reports_built"] == len({(r.level, r.community) for r in second.reports if "e" in r.sources})
+    after = {r.id: r for r in second.reports}
+    for report in guild:  # untouched: same id, same text, same sources
+        assert after[report.id] == report
+    changed = [r for r in second.reports if "e" in r.sources]
+    assert changed and any("Nell Orry" in r.text for r in changed)
+    assert not any("Oren Hale" in r.text for r in second.reports)
+    assert read_manifest(index.path)["cost"]["components_partitioned"] == 1
+
+    fresh = build_graph(index.documents())
+    assert _by_members(fresh) == _by_members(second)
+    assert sorted((r.id, r.text, r.sources) for r in fresh.reports) == sorted(
+        (r.id, r.text, r.sources) for r in second.reports
+    )

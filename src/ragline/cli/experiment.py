@@ -132,6 +132,15 @@ def add_parser(sub: Any) -> None:
         metavar="SPEC",
         help=component_help("retriever", "retriever spec, repeatable (default: bm25, dense, hybrid)"),
     )
+    p.add_argument(
+        "--global-search",
+        nargs="?",
+        const="global-search",
+        type=component_spec("reader"),
+        metavar="SPEC",
+        help="raptor: also an arm of the global-search reader's own answers (GraphRAG global search; its reduce "
+        "reader is aggregate unless SPEC says reader=...)",
+    )
     p.add_argument("--seed", type=int, help="corpus seed (default: the evaluation world)")
     p.add_argument(
         "--world",

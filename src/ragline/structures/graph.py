@@ -8,15 +8,16 @@ Built from an index's live chunks, no LLM needed (``extractor=rules``, see ``ent
 2. **Entity resolution.** Names with one :func:`~ragline.structures.entities.entity_key` are one entity
    (case, punctuation, a leading article and a trailing parenthetical do not count); entities whose names'
    embeddings are close are linked by synonym edges (:func:`embedding_synonyms`, used by ``ppr``), not merged.
-3. **Communities.** Leiden (``leidenalg`` on ``igraph``, the ``graph`` extra) on the entity graph
-   (co-occurrence counts as weights), then again inside each community larger than ``max_community``,
-   down to ``levels`` levels: level 0 is the coarsest.
-4. **A report per community** (extractive): the sentences that name the most of the community's entities,
-   headed by those entities. A report is derived text, so it is built **per ACL**: the community's
-   sentences are grouped by their chunk's ``acl`` and each group gets its own report, which carries the
-   intersection of its sources' groups (:func:`derived_acl`; here all are equal) and the chunk ids behind
-   each sentence. A principal who cannot read a chunk never reads a report built from it. Which entities
-   form a community is decided over the whole collection (the partition, not its text, sees every chunk).
+3. **Communities** (``communities.py``): Leiden on each connected component of the entity graph, then inside
+   each community larger than ``max_community``, down to ``levels`` levels (level 0 the coarsest). Only the
+   components a change touched are partitioned again.
+4. **A report per community** (extractive, ``communities.py``): the sentences that name the most of the
+   community's entities, headed by those entities. A report is derived text, so it is built **per ACL**: the
+   community's sentences are grouped by their chunk's ``acl`` and each group gets its own report, which
+   carries the intersection of its sources' groups (``derived_acl``; here all are equal) and the chunk
+   ids behind each sentence. A principal who cannot read a chunk never reads a report built from it. Which
+   entities form a community is decided over the whole collection (the partition, not its text, sees every
+   chunk). A report whose community and chunks did not change is kept from the previous build.
 
 Stored beside the index in ``structures/graph/`` (``manifest.json`` as every derived structure's, and
 ``graph.json``), written to a temporary folder first and renamed into place.
@@ -42,29 +43,13 @@ import numpy as np
 from ragline.errors import ConfigError, IndexDirectoryError
 from ragline.fsutil import fsync_directory, fsync_file
 from ragline.structures.base import live_sources, register_builder, staleness
+from ragline.structures.communities import Partition, Report, communities, reports
+from ragline.structures.communities import derived_acl as derived_acl  # re-exported: where callers look for it
 from ragline.structures.entities import Extraction, entity_key, make_extractor
-from ragline.text.sentences import split_sentences
 from ragline.types import Document
 
 FORMAT = 1
 NAME = "graph"
-
-
-@dataclass
-class Report:
-    """A community's report for one ACL: text, the chunk behind each sentence, and the groups it carries."""
-
-    id: str
-    level: int
-    community: int
-    title: str
-    sentences: list[str]
-    sources: list[str]  # chunk id per sentence
-    acl: list[str] | None  # None: no source has an ACL
-
-    @property
-    def text(self) -> str:
-        return self.title + "\n" + "\n".join(self.sentences)
 
 
 @dataclass
@@ -80,6 +65,8 @@ class EntityGraph:
     communities: list[list[list[int]]] = field(default_factory=list)  # level -> community -> entity ids
     reports: list[Report] = field(default_factory=list)
     extractions: dict[str, Any] = field(default_factory=dict)  # chunk hash -> stored extraction
+    partitions: dict[str, Partition] = field(default_factory=dict)  # component digest -> its communities
+    rebuilt: dict[str, int] = field(default_factory=dict)  # this build: components partitioned, reports built
 
     def chunk_entities(self, chunk: int) -> list[int]:
         return list(dict.fromkeys(e for sentence in self.mentions[chunk] for e in sentence))
@@ -91,23 +78,6 @@ class EntityGraph:
             for e in self.chunk_entities(c):
                 out[e].append(c)
         return out
-
-
-def derived_acl(metadatas: Iterable[Mapping[str, Any]]) -> list[str] | None:
-    """The ACL of text derived from sources with these metadata: the intersection of their groups.
-
-    None when no source has an ``acl`` (derived text is then as open as its sources); a source without one
-    counts as no group, so with one restricted source the intersection is empty and the text is visible
-    only where no restriction applies, exactly like such a source.
-    """
-    groups: set[str] | None = None
-    any_acl = False
-    for metadata in metadatas:
-        acl = metadata.get("acl")
-        any_acl |= acl is not None
-        mine = {str(a) for a in (acl if isinstance(acl, (list, tuple)) else [] if acl is None else [acl])}
-        groups = mine if groups is None else groups & mine
-    return sorted(groups or ()) if any_acl else None
 
 
 def _extraction_record(extraction: Extraction) -> dict[str, Any]:
@@ -165,76 +135,12 @@ def build_graph(
                 if chunk_no not in graph.relations[pair]:
                     graph.relations[pair].append(chunk_no)
     graph.names = [surface[k].most_common(1)[0][0] for k in graph.keys]
-    graph.communities = communities(graph, levels, max_community, seed)
-    graph.reports = reports(graph, docs, report_sentences)
+    graph.communities, graph.partitions, runs = communities(
+        graph, levels, max_community, seed, previous.partitions if previous is not None else None
+    )
+    graph.reports, built = reports(graph, docs, report_sentences, previous.reports if previous is not None else ())
+    graph.rebuilt = {"components": len(graph.partitions), "components_partitioned": runs, "reports_built": built}
     return graph
-
-
-def communities(graph: EntityGraph, levels: int = 2, max_community: int = 12, seed: int = 0) -> list[list[list[int]]]:
-    """Leiden communities, level 0 the whole graph's, each next level splitting communities too large."""
-    if not graph.relations:
-        return [[]]
-    try:
-        import igraph as ig
-        import leidenalg
-    except ImportError as exc:  # pragma: no cover - the graph extra is part of make setup
-        raise ConfigError("graph communities need igraph and leidenalg: pip install 'ragline[graph]'") from exc
-    out: list[list[list[int]]] = []
-    groups = [list(range(len(graph.keys)))]
-    for _level in range(max(1, levels)):
-        level: list[list[int]] = []
-        for members in groups:
-            if _level > 0 and len(members) <= max_community:
-                level.append(members)
-                continue
-            where = {e: i for i, e in enumerate(members)}
-            edges, weights = [], []
-            for (a, b), evidence in graph.relations.items():
-                if a in where and b in where:
-                    edges.append((where[a], where[b]))
-                    weights.append(float(len(evidence)))
-            g = ig.Graph(n=len(members), edges=edges)
-            g.es["weight"] = weights
-            part = leidenalg.find_partition(g, leidenalg.ModularityVertexPartition, weights="weight", seed=seed)
-            level += [[members[i] for i in block] for block in part if len(block) > 1]
-        out.append(level)
-        groups = level
-    return out
-
-
-def reports(graph: EntityGraph, docs: Sequence[Document], per_report: int = 6) -> list[Report]:
-    """Extractive reports: per community and per ACL of its chunks, the sentences naming most of its entities."""
-    sentence_texts = [[d.text[s[0] : s[1]] for s in split_sentences(d.text)] for d in docs]
-    entity_chunks = graph.entity_chunks()
-    out: list[Report] = []
-    for level, blocks in enumerate(graph.communities):
-        for number, members in enumerate(blocks):
-            inside = set(members)
-            by_acl: dict[tuple[str, ...] | None, list[tuple[int, int, int, int]]] = defaultdict(list)
-            for c in sorted({c for e in members for c in entity_chunks[e]}):
-                acl = derived_acl([docs[c].metadata])
-                for s, ids in enumerate(graph.mentions[c]):
-                    named = len(inside.intersection(ids))
-                    if named and s < len(sentence_texts[c]):
-                        by_acl[None if acl is None else tuple(acl)].append((-named, c, s, named))
-            for acl_key, candidates in by_acl.items():
-                chosen = sorted(candidates)[:per_report]
-                chosen.sort(key=lambda t: (t[1], t[2]))  # the collection's order reads better
-                heads = Counter(e for _, c, s, _ in chosen for e in graph.mentions[c][s] if e in inside)
-                title = "Community: " + ", ".join(graph.names[e] for e, _ in heads.most_common(8))
-                rid = f"report:{level}.{number}" + ("" if acl_key is None else f"@{'+'.join(acl_key) or '-'}")
-                out.append(
-                    Report(
-                        rid,
-                        level,
-                        number,
-                        title,
-                        [sentence_texts[c][s] for _, c, s, _ in chosen],
-                        [graph.chunk_ids[c] for _, c, _, _ in chosen],
-                        None if acl_key is None else list(acl_key),
-                    )
-                )
-    return out
 
 
 # -- storage beside the index -------------------------------------------------------------------------
@@ -256,6 +162,7 @@ def to_json(graph: EntityGraph) -> dict[str, Any]:
         "communities": graph.communities,
         "reports": [r.__dict__ for r in graph.reports],
         "extractions": graph.extractions,
+        "partitions": graph.partitions,
     }
 
 
@@ -270,6 +177,7 @@ def from_json(data: Mapping[str, Any]) -> EntityGraph:
         communities=data["communities"],
         reports=[Report(**r) for r in data["reports"]],
         extractions=data["extractions"],
+        partitions=data.get("partitions", {}),
     )
 
 
@@ -345,6 +253,7 @@ def build_structure(index: Any, extractor: str = "rules", llm: Any = None, **par
         "llm_calls": getattr(llm, "calls", 0) - calls_before,
         "tokens": 0,
         "seconds": round(time.perf_counter() - started, 3),
+        **graph.rebuilt,
     }
     if index.path:
         save_graph(graph, index.path, {"extractor": extractor, **params}, live_sources(index), cost)
@@ -372,7 +281,12 @@ def graph_for(index: Any, extractor: str = "rules", llm: Any = None) -> EntityGr
     kept = _memo.get(index)
     if kept is None or kept[:2] != (index.generation, extractor):
         stored = load_graph(index.path) if index.path and is_stale(index) is False else None
-        graph = stored if stored is not None else build_graph(index.documents(), extractor=extractor, llm=llm)
+        before = kept[2] if kept is not None and kept[1] == extractor else None
+        graph = (
+            stored
+            if stored is not None
+            else build_graph(index.documents(), extractor=extractor, llm=llm, previous=before)
+        )
         _memo[index] = kept = (index.generation, extractor, graph)
     return kept[2]
 

@@ -11,6 +11,10 @@ The world (an Orrin world by seed, with its aggregate/global questions appended,
     raptor-traversal    RAPTOR from the roots down, beam 3
     raptor-umap         collapsed, with UMAP before the mixture
 
+    global-search       GraphRAG global search (``--retriever global-search``): a reader that retrieves by
+                        itself, mapping over community reports; its answer comes from its own reduce reader
+                        (``aggregate`` unless ``reader=`` says otherwise), so compare it with ``--reader aggregate``
+
 With ``reader`` (``--reader SPEC``), the same reader reads every arm's passages for each aggregate
 question; **answered** counts the right answers (a listing must name every item; a count, a name or a
 value must occur in the answer), compared with hybrid's by the same test; ``read_per_type`` keeps only
@@ -88,6 +92,19 @@ def aggregate_correct(question: Any, text: str) -> bool:
     return contains_answer(text, question.answers) is not None
 
 
+def _global_search(index: Any, spec: str, questions: list[Any], judged: bool) -> tuple[dict[str, Any], float]:
+    """The ``global-search`` reader's answers (its reduce step's reader, ``aggregate`` by default) and sources."""
+    from ragline.components import build
+
+    runner, started, scores = build("reader", spec, index=index), time.perf_counter(), {}
+    for q in questions:
+        answer, context = runner.answer(q.text, _acl(q.user_groups))
+        scores[q.id] = _measure(q, [s.hit for s in context.sources], None)
+        if judged and q.type in AGGREGATE_TYPES:
+            scores[q.id]["answered"] = float(aggregate_correct(q, answer.text))
+    return scores, time.perf_counter() - started
+
+
 def _agent(index: Any, k: int) -> Any:
     from ragline.agent.loop import AgentSettings, MultiHopAgent
 
@@ -154,6 +171,9 @@ def run(
     trees: dict[Any, Any] = {}  # one tree per build parameters, shared by the arms that only search it otherwise
     costs = []
     for label, spec in arms.items():
+        if spec.split(":")[0] == "global-search":  # a reader that retrieves: its own map-reduce answer is read
+            per_arm[label], seconds[label] = _global_search(index, spec, corpus.questions, read is not None)
+            continue
         retriever = build("retriever", spec, index=index)
         params = getattr(retriever, "params", None)
         if params is not None:
@@ -271,10 +291,13 @@ def tables(payload: dict[str, Any]) -> list[Table]:
 
 
 def from_args(args: Any) -> dict[str, Any]:
-    """Orrin (--seed) with its aggregate questions; the --retriever arms, --llm-chunks, the first --reader."""
+    """Orrin (--seed) with its aggregate questions; the --retriever arms (and --global-search), --llm-chunks, the
+    first --reader."""
     from ragline.corpora.orrin import DEFAULT_SEED
 
     arms: dict[str, str] | None = {spec: spec for spec in args.retriever} if args.retriever else None
+    if getattr(args, "global_search", None):
+        arms = {**(arms or ARMS), args.global_search: args.global_search}
     return run(
         args.seed if args.seed is not None else DEFAULT_SEED,
         arms,
