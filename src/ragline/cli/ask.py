@@ -96,6 +96,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
                 "abstained": answer.abstained,
                 "citations": citations_json(answer.citations, context),
                 "attributed": bool(answer.details.get("attributed")),
+                **({"stage": answer.details["stage"]} if "stage" in answer.details else {}),
                 "sources": [
                     {
                         "n": s.n,
