@@ -116,3 +116,19 @@ def test_the_saved_answer_names_the_stage() -> None:
     answer = reader.read(PARAPHRASE, context())
     record = QAResult(question, answer, context(), grade_question(question, answer, context(), "contains"), None)
     assert record.to_record()["stage"] == "llm"
+
+
+def test_a_stage_whose_model_is_missing_is_skipped_and_noted() -> None:
+    """A trained reader not trained on this machine: the other stages answer, and the answer says the stage was
+    skipped. Planted fault: letting the ``ModelError`` through fails the question (the default pipeline's span
+    stage on a fresh install)."""
+    reader = build(
+        "reader", "cascade:readers=extractive+span:model=trained:no-such-reader+llm", llm=llm_says("$70", [2])
+    )
+    answer = reader.read(PARAPHRASE, context())
+    assert answer.details["stage"] == "llm" and answer.text == "$70"
+    assert any("span skipped" in note and "no-such-reader" in note for note in answer.details["notes"])
+    assert reader.read(LITERAL, context()).details["notes"]  # said on every answer, not tried again
+    alone = build("reader", "cascade:readers=extractive+span:model=trained:no-such-reader")
+    declined = alone.read(PARAPHRASE, context())
+    assert declined.abstained and declined.details["stage"] is None and declined.details["notes"]

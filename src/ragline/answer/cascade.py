@@ -26,7 +26,7 @@ from typing import Any
 from ragline.answer.context import Context
 from ragline.answer.pipeline import LLMLike, Reader
 from ragline.components import build, check, component, register, retrieves_itself
-from ragline.errors import ConfigError
+from ragline.errors import ConfigError, ModelError
 from ragline.types import Answer
 
 DEFAULT_READERS = ("extractive", "span", "llm")
@@ -67,6 +67,7 @@ class CascadeReader(Reader):
             lazy.append("llm" in takes)
         self.llm = llm
         self.built: dict[int, Reader] = {}  # stage number -> its reader
+        self.unavailable: dict[int, str] = {}  # stage number -> why its model could not be loaded
         for i in (i for i, later in enumerate(lazy) if not later):
             self.stage(i)  # cheap (a model, if any, loads at its first question): parameters checked now
 
@@ -82,31 +83,42 @@ class CascadeReader(Reader):
         return answer
 
     def stream(self, question: str, context: Context) -> Iterator[str | Answer]:
-        """Earlier stages read whole; the last one streams (it is the one that may take time, the LLM)."""
+        """Earlier stages read whole; the last one streams (it is the one that may take time, the LLM).
+
+        A stage whose model cannot be loaded (a trained reader not trained on this machine, no LLM) is skipped
+        from then on, and every answer says so in ``details["notes"]``: the other stages still answer.
+        """
         declined: list[str] = []
         last = len(self.specs) - 1
         for i, label in enumerate(self.labels):
-            reader = self.stage(i)
-            if i < last:
-                answer = reader.read(question, context)
-                if answer.abstained:
-                    declined.append(label)
-                    continue
-                yield answer.text
-                yield self._marked(answer, label, declined)
-                return
-            for piece in reader.stream(question, context):
-                if isinstance(piece, Answer):
-                    if piece.abstained:
-                        yield self._marked(piece, None, [*declined, label])
+            if i in self.unavailable:
+                continue
+            try:
+                if i < last:
+                    answer = self.stage(i).read(question, context)
+                    if answer.abstained:
+                        declined.append(label)
+                        continue
+                    yield answer.text
+                    yield self._marked(answer, label, declined)
+                    return
+                for piece in self.stage(i).stream(question, context):
+                    if isinstance(piece, Answer):
+                        stage, by = (None, [*declined, label]) if piece.abstained else (label, declined)
+                        yield self._marked(piece, stage, by)
                     else:
-                        yield self._marked(piece, label, declined)
-                else:
-                    yield piece
+                        yield piece
+                return
+            except ModelError as error:  # raised before the stage yields anything: its model loads first
+                self.unavailable[i] = f"stage {label} skipped: {error}"
+        reason = "every stage declined or could not be loaded"
+        yield self._marked(Answer("", True, [], self.name, {"reason": reason}), None, declined)
 
-    @staticmethod
-    def _marked(answer: Answer, stage: str | None, declined: list[str]) -> Answer:
+    def _marked(self, answer: Answer, stage: str | None, declined: list[str]) -> Answer:
+        notes = [*answer.details.get("notes", []), *self.unavailable.values()]
         answer.details = {**answer.details, "stage": stage, "declined": list(declined)}
+        if notes:
+            answer.details["notes"] = notes
         return answer
 
     def config(self) -> dict[str, Any]:
