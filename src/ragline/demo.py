@@ -108,7 +108,7 @@ def _default_pipeline(console: Console, index):  # type: ignore[no-untyped-def]
     config = load_config("default")
     spec = config.read.reader
     name = (spec if isinstance(spec, str) else str(spec.get("name", ""))).split(":")[0]
-    if os.environ.get("RAGLINE_DEMO_LLM", "1") != "0" or name == "extractive":
+    if os.environ.get("RAGLINE_DEMO_LLM", "1") != "0" or "llm" not in str(spec):  # no LLM: nothing to opt out of
         try:
             return RAGPipeline.from_config(config, index), name
         except RaglineError as error:
