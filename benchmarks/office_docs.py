@@ -16,7 +16,9 @@ BM25, or ``--retriever hybrid`` with MiniLM) and read by the extractive reader:
 
 Per arm and file type: correct (SQuAD exact match), wrong, abstained; for table questions, the share answered
 correctly **with a citation to the right page, slide or sheet** (and the right document). ``--reader`` takes
-the default pipeline's LLM reader too (``llm:max_tokens=128``, graded by ``contains``: it answers in sentences).
+any reader spec (graded by ``contains`` unless it is ``extractive``: the LLM answers in sentences); ``--chunker
+default`` indexes with the default pipeline's chunker, and ``--arms after`` runs the loaders of today only (a
+slow reader is not run on the ``before`` arm's skipped files).
 
     .venv/bin/python benchmarks/office_docs.py --out benchmarks/results/office_docs.json
 """
@@ -268,7 +270,13 @@ def load(folder: Path, arm: str) -> Any:
 
 
 def run_arm(
-    folder: Path, questions: list[dict[str, Any]], arm: str, retriever: str, work: Path, reader: str = "extractive"
+    folder: Path,
+    questions: list[dict[str, Any]],
+    arm: str,
+    retriever: str,
+    work: Path,
+    reader: str = "extractive",
+    chunker: str = CHUNKER,
 ) -> dict[str, Any]:
     from ragline.answer.pipeline import RAGPipeline
     from ragline.config import load_config
@@ -278,9 +286,9 @@ def run_arm(
     from ragline.ingest.pipeline import IngestConfig, chunk_documents
 
     report = load(folder, arm)
-    units, _ = chunk_documents(report.documents, IngestConfig(CHUNKER, "none"))
+    units, _ = chunk_documents(report.documents, IngestConfig(chunker, "none"))
     embedder = "minilm" if retriever == "hybrid" else None
-    settings = IndexSettings(embedder=embedder, chunker=CHUNKER)
+    settings = IndexSettings(embedder=embedder, chunker=chunker)
     index = Index.create(work / f"index-{arm}", settings)
     index.sync(units)
     index.commit()
@@ -328,10 +336,17 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=31)
     parser.add_argument("--retriever", default="bm25", choices=("bm25", "hybrid"))
     parser.add_argument("--reader", default="extractive", help='or the default pipeline\'s "llm:max_tokens=128"')
+    parser.add_argument("--chunker", default=CHUNKER, help='a chunker spec, or "default": the default pipeline\'s')
+    parser.add_argument("--arms", default="before,after", choices=("before,after", "after", "before"))
     parser.add_argument("--limit", type=int, help="only N questions, every k-th (a quick LLM run)")
     parser.add_argument("--keep", type=Path, help="write the document set here (and keep it) instead of a temp dir")
     parser.add_argument("--out", type=Path, help="also write the JSON result here")
     args = parser.parse_args()
+    chunker = args.chunker
+    if chunker == "default":
+        from ragline.config import load_config
+
+        chunker = load_config("default").ingest.chunker
     with tempfile.TemporaryDirectory() as tmp:
         folder = args.keep or Path(tmp) / "docs"
         folder.mkdir(parents=True, exist_ok=True)
@@ -340,8 +355,8 @@ def main() -> None:
             questions = questions[:: max(1, len(questions) // args.limit)][: args.limit]
         log(f"{len(questions)} questions over {len(list(folder.iterdir()))} files")
         arms = {}
-        for arm in ("before", "after"):
-            arms[arm] = run_arm(folder, questions, arm, args.retriever, Path(tmp), args.reader)
+        for arm in args.arms.split(","):
+            arms[arm] = run_arm(folder, questions, arm, args.retriever, Path(tmp), args.reader, chunker)
             log(
                 f"{arm}: {arms[arm]['correct']}/{len(questions)} correct; table questions correct with the right "
                 f"citation: {arms[arm]['table_correct_cited_right_place']}/{arms[arm]['table_questions']}"
@@ -350,7 +365,7 @@ def main() -> None:
         "benchmark": "office_docs",
         "seed": args.seed,
         "retriever": args.retriever,
-        "chunker": CHUNKER,
+        "chunker": chunker,
         "reader": args.reader,
         "questions": len(questions),
         "kinds": dict(Counter(q["kind"] for q in questions)),

@@ -23,7 +23,8 @@ import importlib.util
 import inspect
 import pkgutil
 import re
-from collections.abc import Callable, Mapping
+import typing
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,7 @@ ROLES: dict[str, tuple[str, tuple[str, ...]]] = {
         "answers a question from a context, with citations",
         (
             "ragline.answer.pipeline",
+            "ragline.answer.cascade",
             "ragline.answer.aggregate",
             "ragline.answer.global_search",
             "ragline.agent",
@@ -228,13 +230,7 @@ def build(role: str, spec: str | Mapping[str, Any], **dependencies: Any) -> Any:
     factory has a parameter of that name. An unknown name or parameter is a ``ConfigError`` that names
     it and lists what is accepted.
     """
-    name, params = spec_of(spec)
-    entry = component(role, name)
-    named, open_ended = _parameters(entry.factory)
-    unknown = sorted(set(params) - named) if not open_ended else []
-    if unknown:
-        choices = ", ".join(sorted(named - set(dependencies))) or "none"
-        raise ConfigError(f"{role} {name!r}: unknown parameter(s) {', '.join(unknown)}; it takes: {choices}")
+    name, params, entry, named = _checked(role, spec, dependencies)
     offered = {key: value for key, value in dependencies.items() if key in named}
     try:
         built = entry.factory(**offered, **params)
@@ -248,6 +244,38 @@ def build(role: str, spec: str | Mapping[str, Any], **dependencies: Any) -> Any:
             f"a {role} must have what ragline.roles.{PROTOCOLS[role].__name__} lists"
         )
     return built
+
+
+def check(
+    role: str, spec: str | Mapping[str, Any], dependencies: Sequence[str] = ()
+) -> tuple[str, dict[str, Any], set[str]]:
+    """``(name, params, the keyword parameters its factory names)`` of ``spec`` once its name and parameters are
+    known to ``role``, without building it (a component built later, lazily, fails at its configuration, not at
+    its first use); ``dependencies``: the names the builder will offer, left out of the accepted parameters a
+    ``ConfigError`` lists. A factory that takes ``**params`` checks those only when it builds."""
+    name, params, _, named = _checked(role, spec, dependencies)
+    return name, params, named
+
+
+def _checked(
+    role: str, spec: str | Mapping[str, Any], dependencies: Iterable[str]
+) -> tuple[str, dict[str, Any], Component, set[str]]:
+    """The spec's name and params, its component and the parameter names its factory takes (checked)."""
+    name, params = spec_of(spec)
+    entry = component(role, name)
+    named, open_ended = _parameters(entry.factory)
+    unknown = sorted(set(params) - named) if not open_ended else []
+    if unknown:
+        choices = ", ".join(sorted(named - set(dependencies))) or "none"
+        raise ConfigError(f"{role} {name!r}: unknown parameter(s) {', '.join(unknown)}; it takes: {choices}")
+    return name, params, entry, named
+
+
+def retrieves_itself(factory: object) -> bool:
+    """Whether a reader factory builds a reader that retrieves by itself (its class says ``retrieves = True``;
+    a factory function names that class as its return type)."""
+    built_type = factory if isinstance(factory, type) else typing.get_type_hints(factory).get("return")
+    return bool(getattr(built_type, "retrieves", False))
 
 
 def _parameters(factory: Callable[..., Any]) -> tuple[set[str], bool]:

@@ -53,7 +53,9 @@ def main(llm: bool | None = None) -> int:
             for s in context.sources[:3]
         )
         said = "(abstains)" if answer.abstained else answer.text + "".join(f" [{c.n}]" for c in answer.citations)
-        grade = grade_question(q, answer, context, match=match_for(reader))
+        stage = answer.details.get("stage")  # a cascade's stage that answered: graded as that reader's answers are
+        said += f"\n(by the {stage} stage)" if stage else ""
+        grade = grade_question(q, answer, context, match=match_for(stage or reader))
         why = grade_reason(grade, answer, context)
         colour = {"correct": "green", "wrong": "red"}.get(grade.outcome, "yellow")
         asked = f"{escape(q.text)}\n[dim]({escape(', '.join(q.user_groups))})[/]"
@@ -106,7 +108,7 @@ def _default_pipeline(console: Console, index):  # type: ignore[no-untyped-def]
     config = load_config("default")
     spec = config.read.reader
     name = (spec if isinstance(spec, str) else str(spec.get("name", ""))).split(":")[0]
-    if os.environ.get("RAGLINE_DEMO_LLM", "1") != "0" or name == "extractive":
+    if os.environ.get("RAGLINE_DEMO_LLM", "1") != "0" or "llm" not in str(spec):  # no LLM: nothing to opt out of
         try:
             return RAGPipeline.from_config(config, index), name
         except RaglineError as error:

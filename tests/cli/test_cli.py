@@ -157,6 +157,21 @@ def test_ask_json_contract_with_the_extractive_reader(capsys, docs: Path, tmp_pa
     assert outside["abstained"] and outside["citations"] == []
 
 
+def test_ask_json_names_the_cascade_stage_that_answered(capsys, docs: Path, tmp_path: Path) -> None:
+    """``stage`` in ``ask --output json``: the cascade's stage that answered, null when every stage declined.
+    Planted fault: ask's JSON without the ``stage`` key fails here."""
+    index = str(tmp_path / "idx")
+    run_json(capsys, "index", str(docs), "--index", index, "--embedder", "none")
+    spec = "cascade:readers=extractive:threshold=0.99+extractive"
+    args = ["--index", index, "--reader", spec]
+    result = run_json(capsys, "ask", "How much does band 4 pay a year?", *args, "--groups", "hr")
+    assert result["stage"] == "extractive#2" and "$84,000" in result["answer"]
+    outside = run_json(capsys, "ask", "How much does band 4 pay a year?", *args, "--groups", "all")
+    assert outside["abstained"] and outside["stage"] is None
+    plain = run_json(capsys, "ask", "How much does band 4 pay a year?", "--index", index, "--reader", "extractive")
+    assert "stage" not in plain  # only a cascade has stages
+
+
 def test_index_with_a_chunker_syncs_chunks_and_keeps_a_failed_files_chunks(capsys, docs: Path, tmp_path: Path) -> None:
     index = str(tmp_path / "idx")
     flags = ["--index", index, "--embedder", "none", "--chunker", "fixed:size=4", "--context", "breadcrumb"]

@@ -14,7 +14,6 @@ from __future__ import annotations
 import inspect
 import math
 import sys
-import typing
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +21,7 @@ import pytest
 
 from llm_fakes import FakeLLM
 from ragline.answer.context import build_context
-from ragline.components import ROLES, build, component, names, register
+from ragline.components import ROLES, build, component, names, register, retrieves_itself
 from ragline.errors import ConfigError, ModelError
 from ragline.index.filters import acl_filter
 from ragline.index.store import Index, IndexSettings
@@ -52,14 +51,8 @@ STRUCTURE_BOUND = {
 CHEAP = {
     "retriever": {"reranked": "reranked:first=hybrid,reranker=llm-listwise"},
     "reranker": {"cross": "cross:model=query-word-counter"},  # its encoder set below: no model loaded
+    "reader": {"cascade": "cascade:readers=extractive+extractive:threshold=0.9"},  # the defaults load models
 }
-
-
-def retrieves_itself(factory: object) -> bool:
-    """Whether a reader factory builds a reader that retrieves by itself (its class says ``retrieves = True``;
-    a factory function names that class as its return type)."""
-    built_type = factory if isinstance(factory, type) else typing.get_type_hints(factory).get("return")
-    return bool(getattr(built_type, "retrieves", False))
 
 
 def params(role: str) -> list:

@@ -24,7 +24,8 @@ def _default_pipeline(text: str, reply: str) -> RAGPipeline:
     index = Index.create(None)
     index.add([Document("note", text, title="Remote work")])
     index.commit()
-    config = load_config("default").with_overrides(retrieve={"retriever": "bm25"})  # no embedder needed
+    # no embedder needed; an LLM reader (the fake model that obeys), whatever reader the default has
+    config = load_config("default").with_overrides(retrieve={"retriever": "bm25"}, read={"reader": "llm"})
     return RAGPipeline.from_config(config, index, llm=FakeLLM(lambda *_: reply))
 
 

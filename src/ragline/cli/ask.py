@@ -96,6 +96,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
                 "abstained": answer.abstained,
                 "citations": citations_json(answer.citations, context),
                 "attributed": bool(answer.details.get("attributed")),
+                **({"stage": answer.details["stage"]} if "stage" in answer.details else {}),
                 "sources": [
                     {
                         "n": s.n,
@@ -212,8 +213,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--reader",
         metavar="SPEC",
-        help="llm[:model=local:qwen2.5-coder-0.5b,max_tokens=128] (the default config's) or "
-        "extractive[:threshold=0.47,support=best|next|off]",
+        help="cascade:readers=extractive+span (the default config's: the rule reader, then the trained span reader), "
+        "llm[:model=local:qwen2.5-coder-0.5b,max_tokens=128] or extractive[:threshold=0.47,support=best|next|off]",
     )
     p.add_argument(
         "--retriever",
@@ -240,6 +241,6 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="print the agent's steps (hops, queries, retrievers, hits, grades, costs); JSON output always has them",
     )
-    add_config_flag(p, "pipelines/default.toml (hybrid retrieval, the local LLM reads 5 sources)")
+    add_config_flag(p, "pipelines/default.toml (hybrid retrieval, the rule then the span reader read 5 sources)")
     add_common(p)
     p.set_defaults(func=cmd_ask)

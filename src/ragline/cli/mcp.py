@@ -81,5 +81,5 @@ def add_parser(sub: Any) -> None:
     add_principal_flags(p, "act")
     p.add_argument("--reader", metavar="SPEC", help="override the config's reader, e.g. extractive")
     p.add_argument("--retriever", metavar="SPEC", help="override the config's retriever (bm25, dense, hybrid)")
-    add_config_flag(p, "pipelines/default.toml (hybrid retrieval, the local LLM reads 5 sources)")
+    add_config_flag(p, "pipelines/default.toml (hybrid retrieval, the rule then the span reader read 5 sources)")
     p.set_defaults(func=cmd_mcp)

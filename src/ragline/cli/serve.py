@@ -178,5 +178,5 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--cors-origin", action="append", metavar="URL", help="allow this browser origin (off by default)")
     p.add_argument("--eval-root", metavar="DIR", help="datasets the API may run `ragline eval` on (off without it)")
     p.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
-    add_config_flag(p, "pipelines/default.toml (hybrid retrieval, the local LLM reads 5 sources)")
+    add_config_flag(p, "pipelines/default.toml (hybrid retrieval, the rule then the span reader read 5 sources)")
     p.set_defaults(func=cmd_serve)

@@ -159,6 +159,7 @@ class QAResult:
             "distractor_answers": q.distractor_answers,
             "misled": self.misled,
             "reader": self.answer.reader,
+            **({"stage": self.answer.details["stage"]} if "stage" in self.answer.details else {}),
         }
 
 

@@ -81,6 +81,7 @@ def answer_json(engine: Engine, answer: Any, context: Any) -> dict[str, Any]:
         "citations": citations_json(answer.citations, context),
         "attributed": bool(answer.details.get("attributed")),
         "conflicts": answer.details.get("conflicts", []),
+        **({"stage": answer.details["stage"]} if "stage" in answer.details else {}),
         "sources": [{**hit_json(s.hit, engine.retrieved_by), "n": s.n} for s in context.sources],
     }
     if trace is not None:
