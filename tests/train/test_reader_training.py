@@ -11,18 +11,15 @@ from pathlib import Path
 import pytest
 
 from ragline.errors import ConfigError, InputError
-from ragline.train.reader import (
+from ragline.train.reader import ReaderTraining, _base_rounds, train_reader, training_examples
+from ragline.train.reader_data import (
     QA,
     Paragraph,
     RareWords,
-    ReaderTraining,
-    _base_rounds,
     new_questions,
     no_answer_examples,
     read_paragraphs,
     split_articles,
-    train_reader,
-    training_examples,
 )
 
 pytest.importorskip("transformers")

@@ -37,26 +37,31 @@ stored with the best step (``span.json``) and used by reader ``span``. Seeded, r
 
 from __future__ import annotations
 
-import gzip
 import json
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from ragline.answer.span_decode import best_threshold, decode
 from ragline.answer.span_reader import SETTINGS_FILE, encode_pairs, encode_windows, load_qa_model, score_windows
-from ragline.answer.spans import sentences
-from ragline.errors import ConfigError, InputError
+from ragline.errors import ConfigError
 from ragline.eval.answers import f1 as answer_f1
 from ragline.models.weights import sha256_file
 from ragline.train.data import rng_for, seed_all
 from ragline.train.loop import TrainingRun
 from ragline.train.models import settings_key
+from ragline.train.reader_data import (
+    QA,
+    Paragraph,
+    ReaderData,
+    new_questions,
+    no_answer_examples,
+    read_paragraphs,
+    split_articles,
+)
 
 Log = Callable[[str], None]
 NO_ANSWER_MODES = ("both", "other", "removed", "similar", "hard", "none")
@@ -109,166 +114,6 @@ class ReaderTraining:
             raise ConfigError(f"no_answer_share {self.no_answer_share}: between 0 and 1")
         if self.stride >= self.max_length // 2:
             raise ConfigError(f"stride {self.stride} must be under half of max_length {self.max_length}")
-
-
-@dataclass(frozen=True, slots=True)
-class QA:
-    """One reading example: a question, a passage and the answer's character span (``None``: no answer)."""
-
-    id: str
-    question: str
-    context: str
-    answer: tuple[int, int] | None
-    answers: tuple[str, ...] = ()
-    title: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class Paragraph:
-    title: str
-    context: str
-    qas: tuple[QA, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class ReaderData:
-    """The file trained on, for the card (``TrainingRun.publish`` reads ``name``, ``path``, ``hash``)."""
-
-    name: str
-    path: Path
-    hash: str
-
-
-def read_paragraphs(path: str | Path) -> Iterator[Paragraph]:
-    """The paragraphs of a SQuAD-layout JSON-lines file (``.gz`` or plain); InputError names file:line."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(str(path), "no such file (SQuAD-layout JSON lines: one paragraph a line with its qas)")
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as handle:  # type: ignore[operator]
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{number}"
-            try:
-                record = json.loads(line)
-                title, context = str(record.get("title", "")), record["context"]
-                qas = []
-                for qa in record["qas"]:
-                    answers = qa.get("answers") or []
-                    span = None
-                    if answers:
-                        start, text = int(answers[0]["answer_start"]), answers[0]["text"]
-                        if context[start : start + len(text)] != text:
-                            raise InputError(where, f"question {qa.get('id')}: answer {text!r} not at {start}")
-                        span = (start, start + len(text))
-                    texts = tuple(a["text"] for a in answers)
-                    qas.append(QA(str(qa["id"]), qa["question"], context, span, texts, title))
-            except InputError:
-                raise
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
-                raise InputError(where, f"not a SQuAD-layout paragraph ({type(error).__name__}: {error})") from error
-            yield Paragraph(title, context, tuple(qas))
-
-
-def split_articles(paragraphs: list[Paragraph], dev_fraction: float, seed: int) -> tuple[list[str], list[str]]:
-    """(train titles, dev titles): a seeded ``dev_fraction`` of the articles, at least one each side."""
-    titles = sorted({p.title for p in paragraphs})
-    if len(titles) < 2:
-        raise ConfigError(f"the dev slice is cut by article: need at least 2 articles (titles), got {len(titles)}")
-    random.Random(seed).shuffle(titles)
-    n_dev = min(max(1, round(len(titles) * dev_fraction)), len(titles) - 1)
-    return sorted(titles[n_dev:]), sorted(titles[:n_dev])
-
-
-def no_answer_examples(
-    questions: list[QA], by_title: dict[str, list[Paragraph]], mode: str, share: float, rng: random.Random
-) -> list[QA]:
-    """No-answer counterparts for a seeded ``share`` of ``questions`` (see the module doc for ``mode``)."""
-    if mode == "none" or share <= 0:
-        return []
-    made = []
-    picked = rng.sample(questions, round(len(questions) * share))
-    alternate = {"both": ("other", "removed"), "hard": ("similar", "removed")}
-    rare = RareWords(by_title) if mode in ("similar", "hard") else None
-    for number, qa in enumerate(picked):
-        way = alternate[mode][number % 2] if mode in alternate else mode
-        if way == "other":
-            context = _other_paragraph(qa, by_title, rng)
-        elif way == "similar" and rare is not None:
-            context = rare.closest_without_answer(qa)
-        else:
-            context = _without_answer_sentence(qa)
-        if context is not None:
-            made.append(QA(f"{qa.id}-no-{way}", qa.question, context, None, (), qa.title))
-    return made
-
-
-class RareWords:
-    """The question's rare words in a paragraph: the sum of the BM25 IDF (over every paragraph given) of the
-    question's distinct terms the paragraph holds (the project's English analyzer: stopwords out, stems)."""
-
-    def __init__(self, by_title: dict[str, list[Paragraph]]) -> None:
-        from ragline.index.bm25 import BM25Params, idf
-        from ragline.text.analyzer import get_analyzer
-
-        self.analyze = get_analyzer("english")
-        self.by_title = by_title
-        self.terms: dict[str, frozenset[str]] = {}  # per paragraph text, analyzed once
-        df: dict[str, int] = {}
-        contexts = {p.context for paragraphs in by_title.values() for p in paragraphs}
-        for context in contexts:
-            for term in self._terms(context):
-                df[term] = df.get(term, 0) + 1
-        names = list(df)
-        weights = idf(BM25Params(), np.array([df[t] for t in names]), len(contexts))
-        self.idf = dict(zip(names, weights.tolist()))
-
-    def _terms(self, text: str) -> frozenset[str]:
-        if text not in self.terms:
-            self.terms[text] = frozenset(self.analyze(text))
-        return self.terms[text]
-
-    def overlap(self, question: str, context: str) -> float:
-        held = self._terms(context)
-        return sum(self.idf.get(t, 0.0) for t in set(self.analyze(question)) if t in held)
-
-    def closest_without_answer(self, qa: QA) -> str | None:
-        """The paragraph of ``qa``'s article, not its own and without its answer text, with the most overlap."""
-        best, best_score = None, -1.0
-        for p in self.by_title.get(qa.title, []):
-            lowered = p.context.lower()
-            if p.context == qa.context or any(a.lower() in lowered for a in qa.answers):
-                continue
-            score = self.overlap(qa.question, p.context)
-            if score > best_score:
-                best, best_score = p.context, score
-        return best
-
-
-def _other_paragraph(qa: QA, by_title: dict[str, list[Paragraph]], rng: random.Random) -> str | None:
-    others = [p.context for p in by_title.get(qa.title, []) if p.context != qa.context]
-    others = [c for c in others if not any(a.lower() in c.lower() for a in qa.answers)]
-    return rng.choice(others) if others else None
-
-
-def _without_answer_sentence(qa: QA) -> str | None:
-    if qa.answer is None:
-        return None
-    start, end = qa.answer
-    kept = [qa.context[s:e] for s, e in sentences(qa.context) if e <= start or s >= end]
-    context = " ".join(kept)
-    if not context.strip() or any(a.lower() in context.lower() for a in qa.answers):
-        return None
-    return context
-
-
-def new_questions(questions: list[QA], skip: int, seed: int) -> list[QA]:
-    """``questions`` less the ``skip`` that a run with this seed and ``max_questions=skip`` sampled first."""
-    if skip <= 0:
-        return questions
-    seen = {qa.id for qa in random.Random(seed).sample(questions, min(skip, len(questions)))}
-    return [qa for qa in questions if qa.id not in seen]
 
 
 def training_examples(
