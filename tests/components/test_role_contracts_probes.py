@@ -19,19 +19,7 @@ from ragline.components import build, names
 from ragline.config import load_config
 from ragline.doctor.base import DoctorRun
 from ragline.doctor.probefile import load_probe_file
-
-CONFIG = """schema = 1
-name = "tiny"
-[ingest]
-chunker = "none"
-[index]
-embedder = "none"
-[retrieve]
-retriever = "bm25"
-k = 3
-[read]
-reader = "extractive"
-"""
+from tiny_pipeline import tiny_config
 
 QUESTIONS = """
 [[question]]
@@ -62,7 +50,7 @@ def _run(tmp_path: Path, questions: str) -> DoctorRun:
     docs.mkdir(exist_ok=True)
     for name, text in DOCS.items():
         (docs / name).write_text(text)
-    (tmp_path / "tiny.toml").write_text(CONFIG)
+    (tmp_path / "tiny.toml").write_text(tiny_config())
     probes = tmp_path / f"probes{len(questions)}.toml"
     probes.write_text(f'documents = "docs"\norder_reader = "none"\n{questions}')
     return DoctorRun(

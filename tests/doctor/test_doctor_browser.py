@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from ragline.cli import main
+from tiny_pipeline import tiny_config
 
-from .test_probes_tiny import CONFIG, probe_file  # noqa: F401 (the fixture)
+from .test_probes_tiny import probe_file  # noqa: F401 (the fixture)
 
 playwright = pytest.importorskip("playwright.sync_api")
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -34,7 +35,7 @@ def artifacts() -> Path:
 
 def test_the_html_report_shows_the_table_and_a_plot_per_probe(tmp_path: Path, probe_file: Path) -> None:  # noqa: F811
     config = tmp_path / "weak-tiny.toml"
-    config.write_text(CONFIG.format(versions="all", freshness="off"))
+    config.write_text(tiny_config("extractive:threshold=0,support=off", retrieve='versions = "all"\nfreshness = "off"'))
     page_path = tmp_path / "doctor.html"
     only = "stale index,conflicting evidence"
     code = main(["doctor", "--config", str(config), "--probes", str(probe_file), "--only", only,

@@ -8,20 +8,7 @@ from pathlib import Path
 import pytest
 
 from ragline.cli import main
-
-CONFIG = """schema = 1
-name = "fresh-{mode}"
-[ingest]
-chunker = "none"
-[index]
-embedder = "none"
-[retrieve]
-retriever = "bm25"
-k = 3
-freshness = "{mode}"
-[read]
-reader = "extractive"
-"""
+from tiny_pipeline import tiny_config
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
@@ -39,7 +26,7 @@ def test_freshness_off_skips_the_stale_source_check(
     (docs / "leave.md").write_text("# Leave\n\nEmployees get 25 days of annual leave.\n")
     (docs / "travel.md").write_text("# Travel\n\nThe per diem is 40 dollars a day.\n")
     config = tmp_path / f"fresh-{mode}.toml"
-    config.write_text(CONFIG.format(mode=mode))
+    config.write_text(tiny_config(name=f"fresh-{mode}", retrieve=f'freshness = "{mode}"'))
     index = str(tmp_path / "idx")
     assert main(["index", str(docs), "--index", index, "--config", str(config)]) == 0
     (docs / "leave.md").write_text("# Leave\n\nEmployees get 30 days of annual leave.\n")  # not synced

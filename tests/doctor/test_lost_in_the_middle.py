@@ -12,21 +12,8 @@ from ragline.doctor import lost_in_the_middle
 from ragline.doctor.base import DoctorRun
 from ragline.doctor.probefile import DEFAULT_ORDER_QUESTIONS, load_probe_file
 from ragline.errors import ConfigError
+from tiny_pipeline import tiny_config
 
-CONFIG = """schema = 1
-name = "tiny"
-[ingest]
-chunker = "none"
-[index]
-embedder = "none"
-[retrieve]
-retriever = "bm25"
-k = 3
-[order]
-order = "{order}"
-[read]
-reader = "extractive:threshold=0,support=off"
-"""
 SITES = ["Harlow", "Ferrin", "Cobb", "Dunmore", "Elsby", "Galton", "Hythe", "Ivel", "Jarrow", "Kell", "Lunt", "Marsh"]
 
 
@@ -51,7 +38,7 @@ def _probe_file(tmp_path: Path, extra: str = "") -> Path:
 
 def _run(tmp_path: Path, probes: Path, order: str = "rank") -> DoctorRun:
     config = tmp_path / f"{order}.toml"
-    config.write_text(CONFIG.format(order=order))
+    config.write_text(tiny_config("extractive:threshold=0,support=off", more=f'[order]\norder = "{order}"'))
     return DoctorRun(load_config(str(config)), load_probe_file(probes), work=tmp_path / f"work-{order}")
 
 
@@ -170,7 +157,7 @@ def test_llm_flag_sends_the_order_arm_to_an_openai_compatible_server_and_the_row
 
     url, bodies = openai_stub
     config = tmp_path / "rank.toml"
-    config.write_text(CONFIG.format(order="rank"))
+    config.write_text(tiny_config("extractive:threshold=0,support=off", more='[order]\norder = "rank"'))
     probes = _probe_file(tmp_path, "order_questions = 2")
     argv = ["doctor", "--config", str(config), "--probes", str(probes), "--only", "lost in the middle",
             "--llm", f"openai:{url}?model=big-model", "--output", "json"]  # fmt: skip

@@ -11,20 +11,7 @@ from ragline.config import load_config
 from ragline.doctor import permission_leakage
 from ragline.doctor.base import DoctorRun
 from ragline.doctor.probefile import load_probe_file
-
-CONFIG = """schema = 1
-name = "tiny"
-[ingest]
-chunker = "none"
-[index]
-embedder = "none"
-[retrieve]
-retriever = "bm25"
-k = 1
-filter = "{filter}"
-[read]
-reader = "extractive:threshold=0,support=off"
-"""
+from tiny_pipeline import tiny_config
 
 PROBES = """documents = "docs"
 [[question]]
@@ -53,7 +40,7 @@ def probe_file(tmp_path: Path) -> Path:
 
 def _run(tmp_path: Path, probe_file: Path, placement: str) -> DoctorRun:
     config = tmp_path / f"{placement}.toml"
-    config.write_text(CONFIG.format(filter=placement))
+    config.write_text(tiny_config("extractive:threshold=0,support=off", k=1, retrieve=f'filter = "{placement}"'))
     return DoctorRun(load_config(str(config)), load_probe_file(probe_file), work=tmp_path / f"work-{placement}")
 
 

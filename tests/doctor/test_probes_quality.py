@@ -12,20 +12,7 @@ from ragline.doctor.base import DoctorRun
 from ragline.doctor.probefile import load_probe_file
 from ragline.retrieve.rerank import reordered
 from ragline.types import Hit
-
-CONFIG = """schema = 1
-name = "tiny"
-[ingest]
-chunker = "none"
-[index]
-embedder = "none"
-[retrieve]
-retriever = "bm25"
-k = {k}
-{extra}
-[read]
-reader = "{reader}"
-"""
+from tiny_pipeline import tiny_config
 
 
 @register("reranker", "test-query-coverage")
@@ -53,7 +40,7 @@ def _run(
         (folder / f"{stem}.md").write_text(text)
     (tmp_path / "probes.toml").write_text('documents = "docs"\n' + probes)
     config = tmp_path / f"{name}.toml"
-    config.write_text(CONFIG.format(reader=reader, extra=extra, k=k))
+    config.write_text(tiny_config(reader, k=k, retrieve=extra))
     return DoctorRun(load_config(str(config)), load_probe_file(tmp_path / "probes.toml"), work=tmp_path / f"w-{name}")
 
 

@@ -11,21 +11,7 @@ from ragline.config import load_config
 from ragline.doctor import conflicting_evidence, stale_index
 from ragline.doctor.base import DoctorRun
 from ragline.doctor.probefile import load_probe_file
-
-CONFIG = """schema = 1
-name = "tiny"
-[ingest]
-chunker = "none"
-[index]
-embedder = "none"
-[retrieve]
-retriever = "bm25"
-k = 3
-versions = "{versions}"
-freshness = "{freshness}"
-[read]
-reader = "extractive:threshold=0,support=off"
-"""
+from tiny_pipeline import tiny_config
 
 PROBES = """documents = "docs"
 [[question]]
@@ -65,7 +51,11 @@ def probe_file(tmp_path: Path) -> Path:
 # reader is handed both values and nothing tells the user.
 def _run(tmp_path: Path, probe_file: Path, name: str, versions: str = "all", freshness: str = "off") -> DoctorRun:
     config = tmp_path / f"{name}.toml"
-    config.write_text(CONFIG.format(versions=versions, freshness=freshness))
+    config.write_text(
+        tiny_config(
+            "extractive:threshold=0,support=off", retrieve=f'versions = "{versions}"\nfreshness = "{freshness}"'
+        )
+    )
     return DoctorRun(load_config(str(config)), load_probe_file(probe_file), work=tmp_path / f"work-{name}")
 
 

@@ -11,20 +11,7 @@ from pathlib import Path
 import pytest
 
 from ragline.cli import main
-
-CONFIG = """schema = 1
-name = "tiny"
-[ingest]
-chunker = "none"
-[index]
-embedder = "none"
-[retrieve]
-retriever = "bm25"
-k = 3
-versions = "all"
-[read]
-reader = "extractive:threshold=0,support=off"
-"""
+from tiny_pipeline import tiny_config
 
 PROBES = """documents = "docs"
 order_reader = "none"
@@ -71,7 +58,7 @@ def probe_files(tmp_path: Path) -> tuple[Path, Path, Path]:
     for name, text in DOCS.items():
         (docs / name).write_text(text)
     (tmp_path / "probes.toml").write_text(PROBES)
-    (tmp_path / "tiny.toml").write_text(CONFIG)
+    (tmp_path / "tiny.toml").write_text(tiny_config("extractive:threshold=0,support=off", retrieve='versions = "all"'))
     return docs, tmp_path / "probes.toml", tmp_path / "tiny.toml"
 
 
