@@ -203,7 +203,8 @@ def test_sentences_skip_headings_and_list_markers() -> None:
             {"phrase"},
             ["clock drift on ntp-3", "clock drift"],  # the second: the phrase after "by" (who did it)
         ),
-        # a clause longer than 20 words falls back to the minimal phrase
+        # a clause cut by a chunk's end, or longer than 20 words, falls back to the minimal phrase
+        ("The root cause was a full log partition on the", {"phrase"}, ["full log partition"]),
         ("The root cause was a leak " + "in a pool " * 8 + "today.", {"phrase"}, ["leak"]),
     ],
 )

@@ -280,7 +280,8 @@ def _cue_spans(sentence: str, cue: re.Pattern[str], kind: str) -> list[Span]:
 
 
 def _clause(words: list[re.Match[str]]) -> list[re.Match[str]]:
-    """The words of a clause up to a punctuation mark or a clause word; none when it runs longer than allowed.
+    """The words of a clause up to a punctuation mark or a clause word; none when it runs longer than allowed, or
+    to the end of the text without a mark (a chunk cut mid-sentence: its clause would stop where the cut is).
 
     "and" / "or" join noun phrases ("between the data centre and the backup site") unless a verb follows them
     ("a disk failure and the alarm was silenced"): then the clause ends before the coordinator.
@@ -301,6 +302,8 @@ def _clause(words: list[re.Match[str]]) -> list[re.Match[str]]:
         if kept and lowered in ("and", "or"):
             coordinator = len(kept)
         kept.append(word)
+    else:
+        return []
     while kept and kept[-1].group().lower() in ("and", "or"):
         kept.pop()
     return kept
