@@ -89,6 +89,7 @@ def test_each_stage_takes_its_own_parameters() -> None:
     assert reader.config() == {
         "name": "cascade",
         "readers": ["extractive:threshold=0.99", "llm:max_tokens=7,short=off"],
+        "unsupported": "answer",
     }
 
 
@@ -132,3 +133,17 @@ def test_a_stage_whose_model_is_missing_is_skipped_and_noted() -> None:
     alone = build("reader", "cascade:readers=extractive+span:model=trained:no-such-reader")
     declined = alone.read(PARAPHRASE, context())
     assert declined.abstained and declined.details["stage"] is None and declined.details["notes"]
+
+
+def test_unsupported_decline_treats_an_answer_without_a_supported_citation_as_declined() -> None:
+    """The LLM cites the travel source for the meal limit: that sentence does not carry the question, so with
+    ``unsupported=decline`` the cascade declines and keeps the answer in ``details``. Planted fault: ignoring the
+    flag (or checking ``abstained`` only) returns the unsupported answer."""
+    spec = "cascade:readers=extractive+llm,unsupported=decline"
+    answer = build("reader", spec, llm=llm_says("$70 per person", [1])).read(PARAPHRASE, context())
+    assert answer.abstained and answer.text == "" and answer.details["stage"] is None
+    assert answer.details["unsupported"] == [{"stage": "llm", "answer": "$70 per person"}]
+    given = build("reader", "cascade:readers=extractive+llm", llm=llm_says("$70 per person", [1]))
+    assert not given.read(PARAPHRASE, context()).abstained  # the default answers whatever its support
+    with pytest.raises(ConfigError, match="unsupported"):
+        build("reader", "cascade:readers=extractive,unsupported=maybe")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ragline.answer.questions import fits_asked_type
 from ragline.answer.span_decode import Window, best_threshold, decode, window_best
 from ragline.answer.span_reader import is_polar
 
@@ -75,3 +76,20 @@ def test_polar_questions():
     assert not is_polar("Which is older, the mosque or the church?")
     assert not is_polar("Was the film directed by Tim Burton or Ed Wood?")
     assert not is_polar("What is the capital of France?")
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "fits"),
+    [
+        ("What is the pay band for a team lead?", "Elena Halloran", False),
+        ("What is the pay band for a team lead?", "$70,000 to $90,000", True),
+        ("How many children did she have?", "three", True),
+        ("How many children did she have?", "Paris", False),
+        ("How long must a new employee wait?", "a week", True),
+        ("How long must a new employee wait?", "the manager", False),
+        ("When did the mosque open?", "in March", True),  # dates are not checked: a month alone has no pattern
+        ("Who leads the team?", "the manager", True),
+    ],
+)
+def test_an_answer_must_hold_the_quantity_a_question_asks_for(question: str, answer: str, fits: bool) -> None:
+    assert fits_asked_type(question, answer) is fits

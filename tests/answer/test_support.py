@@ -93,7 +93,7 @@ def test_support_calibration_is_reproducible_and_separates_right_from_wrong() ->
             CalibrationExample(
                 "What caused error E-4417?",
                 [Hit("e4417", 1.0, 1, "", INCIDENT, {"doc_id": "e4417"})],
-                ["expired TLS certificate"],
+                ["expired TLS certificate", "expired TLS certificate on host mq-38"],
                 ["e4417"],
             )
         ],
@@ -129,3 +129,14 @@ def test_the_noun_naming_the_answer_type_need_not_be_in_the_sentence() -> None:
     answer = ExtractiveReader().read("In which year was Kelithine founded?", hits)
     assert not answer.abstained and answer.text == "1723"
     assert default_check().check("In which year was Kelithine founded?", "1723", hits[0].text).coverage == 1.0
+
+
+def test_a_number_answers_the_value_noun_it_is() -> None:
+    # "above $25" is the receipt threshold though "threshold" is not in the sentence; a word answer is not a value
+    receipts = "## Receipts\n\nItemised receipts are required for any single expense above $25."
+    question = "What is the receipt threshold in the meals policy?"
+    check = default_check()
+    assert check.check(question, "$25", receipts, "Meals Policy").supported
+    assert not check.check(question, "Itemised", receipts, "Meals Policy").supported
+    answer = ExtractiveReader().read(question, [Hit("meals#1", 1.0, 1, "Meals Policy", receipts)])
+    assert not answer.abstained and answer.text == "$25" and answer.citations[0].supported

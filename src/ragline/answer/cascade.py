@@ -6,6 +6,11 @@ each in turn and returns the first non-abstention, so a later, less precise read
 declined, and the LLM runs only then. ``answer.details["stage"]`` names the stage that answered (None when every
 stage declined: the last stage's abstention is returned); ``details["declined"]`` lists the stages before it.
 
+``unsupported="decline"`` treats an answer none of whose citations the support check accepts
+(``ragline.answer.support``: the cited sentence does not carry the question) as a stage's abstention, so the next
+stage reads, and the cascade declines when none is left; the declined answers are kept in
+``details["unsupported"]``. ``"answer"`` (the default) gives the first non-abstention whatever its support.
+
 Stages are reader specs, joined by ``+`` or given as a list (a stage with parameters of its own)::
 
     cascade                                             extractive, then span, then llm (the defaults below)
@@ -52,7 +57,15 @@ class CascadeReader(Reader):
 
     name = "cascade"
 
-    def __init__(self, readers: str | Sequence[StageSpec] = DEFAULT_READERS, llm: LLMLike | None = None) -> None:
+    def __init__(
+        self,
+        readers: str | Sequence[StageSpec] = DEFAULT_READERS,
+        unsupported: str = "answer",
+        llm: LLMLike | None = None,
+    ) -> None:
+        if unsupported not in ("answer", "decline"):
+            raise ConfigError(f"reader cascade: unsupported={unsupported!r}; choose 'answer' or 'decline'")
+        self.unsupported = unsupported
         self.specs = parse_stages(readers)
         self.labels: list[str] = []
         lazy: list[bool] = []  # a stage that may take a model (an LLM) is built at its first use
@@ -89,18 +102,24 @@ class CascadeReader(Reader):
         from then on, and every answer says so in ``details["notes"]``: the other stages still answer.
         """
         declined: list[str] = []
-        last = len(self.specs) - 1
+        unsupported: list[dict[str, str]] = []
+        # with unsupported="decline" the last stage is read whole too: its answer may yet be declined
+        last = len(self.specs) - 1 if self.unsupported == "answer" else len(self.specs)
         for i, label in enumerate(self.labels):
             if i in self.unavailable:
                 continue
             try:
                 if i < last:
                     answer = self.stage(i).read(question, context)
+                    if not answer.abstained and self.unsupported == "decline" and not _supported(answer):
+                        unsupported.append({"stage": label, "answer": answer.text})
+                        declined.append(label)
+                        continue
                     if answer.abstained:
                         declined.append(label)
                         continue
                     yield answer.text
-                    yield self._marked(answer, label, declined)
+                    yield self._marked(answer, label, declined, unsupported)
                     return
                 for piece in self.stage(i).stream(question, context):
                     if isinstance(piece, Answer):
@@ -112,14 +131,26 @@ class CascadeReader(Reader):
             except ModelError as error:  # raised before the stage yields anything: its model loads first
                 self.unavailable[i] = f"stage {label} skipped: {error}"
         reason = "every stage declined or could not be loaded"
-        yield self._marked(Answer("", True, [], self.name, {"reason": reason}), None, declined)
+        if unsupported:
+            reason = "every stage declined, or answered without a supported citation"
+        yield self._marked(Answer("", True, [], self.name, {"reason": reason}), None, declined, unsupported)
 
-    def _marked(self, answer: Answer, stage: str | None, declined: list[str]) -> Answer:
+    def _marked(
+        self, answer: Answer, stage: str | None, declined: list[str], unsupported: list[dict[str, str]] | None = None
+    ) -> Answer:
         notes = [*answer.details.get("notes", []), *self.unavailable.values()]
         answer.details = {**answer.details, "stage": stage, "declined": list(declined)}
+        if unsupported:
+            answer.details["unsupported"] = list(unsupported)
         if notes:
             answer.details["notes"] = notes
         return answer
 
     def config(self) -> dict[str, Any]:
-        return {"name": self.name, "readers": [s if isinstance(s, str) else dict(s) for s in self.specs]}
+        readers = [s if isinstance(s, str) else dict(s) for s in self.specs]
+        return {"name": self.name, "readers": readers, "unsupported": self.unsupported}
+
+
+def _supported(answer: Answer) -> bool:
+    """At least one citation whose sentence the support check accepts."""
+    return any(citation.supported for citation in answer.citations)

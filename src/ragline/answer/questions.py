@@ -57,6 +57,13 @@ _TYPE_RULES: list[tuple[re.Pattern[str], dict[str, float]]] = [
         (r"\bwhere\b", {NAME: 1.0, PHRASE: 0.5}),
     ]
 ]
+_QUANTITY_TYPES = {MONEY, PERCENT, NUMBER, DURATION}
+_NUMBER_WORD = re.compile(
+    r"\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\w+teen|twenty|thirty|forty|fifty"
+    r"|sixty|seventy|eighty|ninety|hundreds?|thousands?|millions?|billions?|trillions?|dozens?|half|quarter"
+    r"|several|few|couple|once|twice|single|double|triple|none|no)\b"
+)
+_TIME_UNIT_WORD = re.compile(r"\b(?:second|minute|hour|day|night|week|month|year|decade|century|centuries)s?\b")
 _DEFAULT_TYPES = {NAME: 0.9, PHRASE: 0.6, NUMBER: 0.5, MONEY: 0.5, DATE: 0.5, DURATION: 0.5, CODE: 0.5}
 
 # Nouns that name a kind of thing: an answer next to one of another kind is not what was asked for.
@@ -107,10 +114,29 @@ class Stems:
         return {s for w in WORD.findall(text) if (s := self(w)) is not None}
 
 
+def expected_types(question: str) -> dict[str, float]:
+    """The answer types ``question`` accepts, each with its fit: the first matching rule's, else the default."""
+    lowered = question.lower()
+    return next((t for pattern, t in _TYPE_RULES if pattern.search(lowered)), _DEFAULT_TYPES)
+
+
+def fits_asked_type(question: str, answer: str) -> bool:
+    """False when ``question`` asks for a quantity alone (an amount, a count, a rate, a duration) and ``answer``
+    holds none: no digit, no number word, no unit of time for a duration. "Elena Halloran" is no pay band,
+    whoever's page it came from. True for any other question (dates are left alone: "in March" has no pattern)."""
+    types = expected_types(question)
+    if not set(types) <= _QUANTITY_TYPES:
+        return True
+    lowered = answer.lower()
+    if any(c.isdigit() for c in answer) or _NUMBER_WORD.search(lowered):
+        return True
+    return DURATION in types and bool(_TIME_UNIT_WORD.search(lowered))
+
+
 def analyze_question(question: str, stems: Stems) -> QuestionInfo:
     """Expected types, content terms, literals, names, head noun and unit of ``question``."""
     lowered = question.lower()
-    types = next((t for pattern, t in _TYPE_RULES if pattern.search(lowered)), _DEFAULT_TYPES)
+    types = expected_types(question)
     ignore = stems.terms(QUESTION_WORDS)
     terms = frozenset(t for t in stems.terms(asked_text(question)) if t not in ignore and len(t) > 1)
     literals = tuple(dict.fromkeys(literal_key(t) for t in LITERAL.findall(question) if any(c.isdigit() for c in t)))

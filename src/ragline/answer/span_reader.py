@@ -11,6 +11,12 @@ A yes/no question ("Is ...", "Were both ...") has no span to point at: SQuAD has
 on nothing else. The general rule here: a question opened by an auxiliary verb without an alternative
 (" or ") is polar; it is answered "yes" when the reader finds an answerable span in the sources (the
 sources speak to it) and declined otherwise (``yes_no="yes"``; ``"off"`` reads it as any other question).
+
+A question that asks for a value alone (how much, how many, when, a limit or an amount) is declined when the
+best span holds no value of that kind (``answer_type="check"``, ``ragline.answer.questions.fits_asked_type``):
+the network has no notion of answer types and otherwise returns a name for "what is the pay band". The citation's
+``supported`` is the support check's verdict on the span's sentence (``ragline.answer.support``), as for the rule
+reader.
 """
 
 from __future__ import annotations
@@ -22,7 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from ragline.answer.context import Context
+from ragline.answer.questions import fits_asked_type
 from ragline.answer.span_decode import SpanChoice, Window, decode
+from ragline.answer.support import answers_question
 from ragline.errors import ConfigError, ModelError
 from ragline.types import Answer, Citation
 
@@ -167,14 +175,19 @@ class SpanReader:
         stride: int | None = None,
         max_answer_tokens: int | None = None,
         yes_no: str = "yes",
+        answer_type: str = "check",
     ) -> None:
         if yes_no not in ("yes", "off"):
             raise ConfigError(f"span reader yes_no={yes_no!r}: 'yes' (the polar-question rule) or 'off'")
+        if answer_type not in ("check", "off"):
+            raise ConfigError(
+                f"span reader answer_type={answer_type!r}: 'check' (decline a span of another type) or 'off'"
+            )
         if top_k < 1:
             raise ConfigError(f"span reader top_k={top_k}: at least 1")
         if max_length is not None and stride is not None and stride >= max_length // 2:
             raise ConfigError(f"span reader stride {stride} must be under half of max_length {max_length}")
-        self.model, self.top_k, self.yes_no = model, top_k, yes_no
+        self.model, self.top_k, self.yes_no, self.answer_type = model, top_k, yes_no, answer_type
         self.given = {
             "threshold": threshold,
             "max_length": max_length,
@@ -183,7 +196,14 @@ class SpanReader:
         }
 
     def config(self) -> dict[str, Any]:
-        return {"name": self.name, "model": self.model, "top_k": self.top_k, **self.given, "yes_no": self.yes_no}
+        return {
+            "name": self.name,
+            "model": self.model,
+            "top_k": self.top_k,
+            **self.given,
+            "yes_no": self.yes_no,
+            "answer_type": self.answer_type,
+        }
 
     def settings(self) -> tuple[Any, Any, dict[str, Any]]:
         """(network, tokenizer, effective settings): the given ones, else the model's stored ones."""
@@ -226,9 +246,15 @@ class SpanReader:
         source = sources[choice.passage]
         span = source.text[choice.start : choice.end]
         hit = source.hit
-        citation = Citation(source.n, source.doc_id, hit.doc_id, hit.title, hit.text, True)
         details.update(span=span, start=choice.start, end=choice.end)
-        if self.yes_no == "yes" and is_polar(question):
+        polar = self.yes_no == "yes" and is_polar(question)
+        if self.answer_type == "check" and not polar and not fits_asked_type(question, span):
+            details.update(reason="the best span holds no value of the kind the question asks for", candidate=span)
+            return Answer("", True, [], self.name, details)
+        title = f"{hit.title} {hit.metadata.get('section', '')}".strip()
+        supported = answers_question(question, span, source.text, title, at=choice.start)
+        citation = Citation(source.n, source.doc_id, hit.doc_id, hit.title, hit.text, supported)
+        if polar:
             details["polar"] = "an answerable span was found for a yes/no question: answered yes"
             return Answer("yes", False, [citation], self.name, details)
         return Answer(span, False, [citation], self.name, details)

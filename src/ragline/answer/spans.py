@@ -2,9 +2,10 @@
 
 The extractive reader (``ragline.answer.extractive``) scores what this module proposes. A span is the
 smallest piece of a sentence that can answer a question of some type: "SS-339", "$70", "4 weeks",
-"Grid Ops East", "faulty load balancer health check" -- never the whole sentence. Patterns are tried
-in priority order (e-mail before money before ... numbers), and a later match overlapping an earlier
-one is dropped; capitalized-name runs and cue clauses ("root cause was ...", "by ...") come last.
+"Grid Ops East" -- never the whole sentence; a cause is the clause after its cue ("a memory leak in the report
+scheduler on web-45"). Patterns are tried in priority order (e-mail before money before ... numbers), and a
+later match overlapping an earlier one is dropped; capitalized-name runs and cue clauses ("root cause was ...",
+"by ...") come last.
 """
 
 from __future__ import annotations
@@ -78,6 +79,14 @@ _BOUNDARY = set(
 )
 _ARTICLES = {"a", "an", "the"}
 _MAX_PHRASE_WORDS = 8
+# Words that end a cause's clause: another clause (relative, coordinated, subordinate) or its verb begins.
+_VERBS = set("is are was were has have had will would can could should must may".split())
+_CLAUSE_BREAK = {
+    *"that which who whom whose where when while because so but as if unless although though whereas".split(),
+    *"after before until since".split(),
+    *_VERBS,
+}
+_MAX_CLAUSE_WORDS = 20
 
 # Capitalized spans: tokens, connectors allowed inside a name, words that start sentences.
 TOKEN = re.compile(r"[^\W\d_][\w'’&-]*|\d[\w.,:-]*|[^\w\s]")
@@ -240,7 +249,12 @@ def _camel(word: str) -> bool:
 
 
 def _cue_spans(sentence: str, cue: re.Pattern[str], kind: str) -> list[Span]:
-    """The minimal noun phrase after each cue: up to a punctuation mark, a function word, a participle."""
+    """The noun phrase after each cue: up to a punctuation mark, a function word, a participle.
+
+    A cause is the whole clause after its cue ("a memory leak in the report scheduler on web-45"), up to a
+    punctuation mark or a word that starts another clause, when it has at most ``_MAX_CLAUSE_WORDS`` words:
+    the minimal phrase ("memory leak") names the fault but not where it was, which a user asking why needs.
+    """
     spans: list[Span] = []
     for match in cue.finditer(sentence):
         words = list(re.finditer(r"[\w'’$%.,:-]*\w|[^\w\s]", sentence[match.end() :]))
@@ -255,9 +269,41 @@ def _cue_spans(sentence: str, cue: re.Pattern[str], kind: str) -> list[Span]:
             if len(kept) == _MAX_PHRASE_WORDS:
                 break
             kept.append(word)
+        if kind == "cause":
+            kept = max(kept, _clause(words), key=len)
         while kept and kept[0].group().lower() in _ARTICLES:
             kept = kept[1:]
         if kept:
             start, end = match.end() + kept[0].start(), match.end() + kept[-1].end()
             spans.append(Span(start, end, frozenset({PHRASE}), cue=kind))
     return spans
+
+
+def _clause(words: list[re.Match[str]]) -> list[re.Match[str]]:
+    """The words of a clause up to a punctuation mark or a clause word; none when it runs longer than allowed, or
+    to the end of the text without a mark (a chunk cut mid-sentence: its clause would stop where the cut is).
+
+    "and" / "or" join noun phrases ("between the data centre and the backup site") unless a verb follows them
+    ("a disk failure and the alarm was silenced"): then the clause ends before the coordinator.
+    """
+    kept: list[re.Match[str]] = []
+    coordinator = None
+    for word in words:
+        text = word.group()
+        lowered = text.lower()
+        if not text[0].isalnum() and text[0] != "$":
+            break
+        if kept and lowered in _CLAUSE_BREAK:
+            if lowered in _VERBS and coordinator is not None:
+                kept = kept[:coordinator]
+            break
+        if len(kept) == _MAX_CLAUSE_WORDS:
+            return []
+        if kept and lowered in ("and", "or"):
+            coordinator = len(kept)
+        kept.append(word)
+    else:
+        return []
+    while kept and kept[-1].group().lower() in ("and", "or"):
+        kept.pop()
+    return kept

@@ -36,7 +36,7 @@ serves span readers and LLM readers alike.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ragline.answer.spans import NAME_CONNECTORS, NOT_NAMES, TOKEN, sentences
 from ragline.text.analyzer import Analyzer, get_analyzer
@@ -59,6 +59,10 @@ QUESTION_WORDS = (
     "there someone anyone something still also just exactly please under above below over after before from per "
     "up about within without between during until since through out"
 )
+# Nouns that name the value a question asks for ("the receipt threshold", "the daily meal limit"): an answer
+# holding a number is that value, and the sentence stating it seldom repeats the noun ("above $60").
+VALUE_NOUNS = "amount limit threshold cap ceiling maximum minimum rate fee cost price value total sum quota allowance"
+
 # English irregular past tenses and participles -> the base verb ("Peranos is led by" answers "Who leads
 # Peranos?"). Forms that are also common words of another sense ("found", "left", "saw", "rose") are left out.
 IRREGULAR_PAST = {
@@ -234,6 +238,7 @@ class SupportCheck:
         self.neighbours = neighbours
         self.analyzer = get_analyzer(analyzer)
         self._ignore = set(self.analyzer(QUESTION_WORDS))
+        self._value_nouns = frozenset(self.analyzer(VALUE_NOUNS))
         self._base = {
             self.analyzer(past)[0]: self.analyzer(base)[0]
             for past, base in IRREGULAR_PAST.items()
@@ -277,6 +282,9 @@ class SupportCheck:
     ) -> list[tuple[float, float | None, float | None, str]]:
         """(term coverage, entity share, literal share, text) of each window whose centre sentence holds ``answer``."""
         keys = self.keys(question)
+        if any(c.isdigit() for c in answer):
+            # the value is the threshold, limit or amount asked about: the passage need not name it so
+            keys = replace(keys, terms=keys.terms - self._value_nouns)
         bounds = sentences(passage) or ([(0, len(passage))] if passage.strip() else [])
         if at is not None:
             centres = [i for i, (a, b) in enumerate(bounds) if a <= at < b or (a <= at and i == len(bounds) - 1)]
