@@ -213,8 +213,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--reader",
         metavar="SPEC",
-        help="cascade:readers=extractive+span (the default config's: the rule reader, then the trained span reader), "
-        "llm[:model=local:qwen2.5-coder-0.5b,max_tokens=128] or extractive[:threshold=0.47,support=best|next|off]",
+        help="extractive[:threshold=0.47,support=best|next|off] (the default config's: the rule reader), "
+        "llm[:model=local:qwen2.5-coder-0.5b,max_tokens=128], span[:model=trained:squad] or a cascade of them "
+        "(cascade:readers=extractive+span,unsupported=decline)",
     )
     p.add_argument(
         "--retriever",
