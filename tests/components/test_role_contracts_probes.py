@@ -19,24 +19,9 @@ from ragline.components import build, names
 from ragline.config import load_config
 from ragline.doctor.base import DoctorRun
 from ragline.doctor.probefile import load_probe_file
-from tiny_pipeline import tiny_config
+from tiny_pipeline import BAND4, LEAVE, tiny_config
 
-QUESTIONS = """
-[[question]]
-id = "band4"
-text = "What does salary band 4 pay per month?"
-groups = ["all"]
-forbidden = ["salary-bands"]
-answer = "6,200 euros"
-type = "permission"
-[[question]]
-id = "leave"
-text = "How many days of annual leave do employees get?"
-answer = "25 days"
-gold = ["leave"]
-type = "literal"
-distractors = ["30 days"]
-"""
+QUESTIONS = "\n" + BAND4 + LEAVE + 'distractors = ["30 days"]\n'
 
 DOCS = {
     "salary-bands.md": "---\nacl: [hr]\n---\n# Salary bands\n\nSalary band 4 pays 6,200 euros per month.\n",

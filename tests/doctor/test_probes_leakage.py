@@ -11,17 +11,9 @@ from ragline.config import load_config
 from ragline.doctor import permission_leakage
 from ragline.doctor.base import DoctorRun
 from ragline.doctor.probefile import load_probe_file
-from tiny_pipeline import tiny_config
+from tiny_pipeline import BAND4, tiny_config
 
-PROBES = """documents = "docs"
-[[question]]
-id = "band4"
-text = "What does salary band 4 pay per month?"
-groups = ["all"]
-forbidden = ["salary-bands"]
-answer = "6,200 euros"
-type = "permission"
-"""
+PROBES = 'documents = "docs"\n' + BAND4
 
 
 @pytest.fixture

@@ -11,23 +11,9 @@ from ragline.config import load_config
 from ragline.doctor import conflicting_evidence, stale_index
 from ragline.doctor.base import DoctorRun
 from ragline.doctor.probefile import load_probe_file
-from tiny_pipeline import tiny_config
+from tiny_pipeline import LEAVE, STIPEND, tiny_config
 
-PROBES = """documents = "docs"
-[[question]]
-id = "stipend"
-text = "How large is the home office stipend?"
-answer = "$650"
-gold = ["remote-2026"]
-type = "version"
-distractors = ["$400"]
-[[question]]
-id = "leave"
-text = "How many days of annual leave do employees get?"
-answer = "25 days"
-gold = ["leave"]
-type = "literal"
-"""
+PROBES = 'documents = "docs"\n' + STIPEND + LEAVE
 
 
 @pytest.fixture

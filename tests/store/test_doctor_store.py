@@ -11,31 +11,9 @@ from pathlib import Path
 import pytest
 
 from ragline.cli import main
-from tiny_pipeline import tiny_config
+from tiny_pipeline import BAND4, LEAVE, STIPEND, tiny_config
 
-PROBES = """documents = "docs"
-order_reader = "none"
-[[question]]
-id = "band4"
-text = "What does salary band 4 pay per month?"
-groups = ["all"]
-forbidden = ["salary-bands"]
-answer = "6,200 euros"
-type = "permission"
-[[question]]
-id = "stipend"
-text = "How large is the home office stipend?"
-answer = "$650"
-gold = ["remote-2026"]
-type = "version"
-distractors = ["$400"]
-[[question]]
-id = "leave"
-text = "How many days of annual leave do employees get?"
-answer = "25 days"
-gold = ["leave"]
-type = "literal"
-"""
+PROBES = 'documents = "docs"\norder_reader = "none"\n' + BAND4 + STIPEND + LEAVE
 
 DOCS = {
     "salary-bands.md": "---\nacl: [hr]\n---\n# Salary bands\n\nSalary band 4 pays 6,200 euros per month; band 5 pays "
