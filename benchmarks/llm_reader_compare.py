@@ -24,6 +24,14 @@ def load(path: str) -> dict[str, dict[str, Any]]:
     return {row["id"]: row for row in rows}
 
 
+def paired_correct(base: dict[str, dict[str, Any]], new: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The paired randomization test on "correct" over the questions both runs answered."""
+    shared = sorted(set(base) & set(new))
+    test = compare({q: float(base[q]["outcome"] == "correct") for q in shared},
+                   {q: float(new[q]["outcome"] == "correct") for q in shared})  # fmt: skip
+    return dict(test)
+
+
 def summary(rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
     outcomes = [row["outcome"] for row in rows.values()]
     answered = [row for row in rows.values() if not row["abstained"]]
@@ -50,11 +58,8 @@ def main() -> None:
     parser.add_argument("--out", default=None, help="also write the JSON report here")
     args = parser.parse_args()
     base, new = load(args.baseline), load(args.new)
-    shared = sorted(set(base) & set(new))
-    test = compare({q: float(base[q]["outcome"] == "correct") for q in shared},
-                   {q: float(new[q]["outcome"] == "correct") for q in shared})  # fmt: skip
     report = {"baseline": {"file": args.baseline, **summary(base)}, "new": {"file": args.new, **summary(new)},
-              "paired_correct": dict(test)}  # fmt: skip
+              "paired_correct": paired_correct(base, new)}  # fmt: skip
     text = json.dumps(report, indent=2)
     print(text)
     if args.out:

@@ -31,6 +31,7 @@ from ragline.errors import ConfigError, InputError
 SCHEMA = 1
 FILTER_PLACEMENTS = ("inside", "after")  # "after" is unsafe: only `ragline doctor` runs it
 FRESHNESS_CHECKS = ("check", "off")
+DATE_ORDERS = ("order", "off")
 Spec = str | dict[str, Any]  # "bm25:k1=1.2" or {"name": "bm25", "k1": 1.2}
 
 
@@ -76,6 +77,7 @@ class RetrieveStage:
     # that `ragline doctor` can measure the leak; every other command refuses it (``require_safe``).
     filter: str = "inside"
     freshness: str = "check"  # check: report cited sources changed on disk since indexing | off
+    dates: str = "order"  # order: "the most recent/oldest X" read from the newest/oldest dated X | off
 
 
 @dataclass(frozen=True)
@@ -202,7 +204,7 @@ def _stage(kind: type, values: Any, where: str) -> Any:
         from ragline.answer.version_policy import VersionPolicy
 
         given["versions"] = str(VersionPolicy.parse(str(given["versions"])))  # checked here, named in the error
-    for key, allowed in (("filter", FILTER_PLACEMENTS), ("freshness", FRESHNESS_CHECKS)):
+    for key, allowed in (("filter", FILTER_PLACEMENTS), ("freshness", FRESHNESS_CHECKS), ("dates", DATE_ORDERS)):
         if key in given and given[key] not in allowed:
             raise ConfigError(f"{where}: {key} must be one of {', '.join(allowed)}, got {given[key]!r}")
     for key in ("k", "depth", "budget"):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ragline.answer.pipeline import RAGPipeline, build_reader, drop_superseded
+from ragline.answer.pipeline import RAGPipeline, build_reader
+from ragline.answer.versions import drop_superseded
 from ragline.corpora.orrin import build_orrin
 from ragline.errors import ConfigError
 from ragline.eval.answers import grade_question

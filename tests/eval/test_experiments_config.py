@@ -63,7 +63,14 @@ def test_readers_runs_each_config_as_a_row_beside_the_built_in_ones(tmp_path, ca
                     "--config", configs[0], "--config", configs[1], "--output", "json"], capsys)  # fmt: skip
     rows = payload["rows"]
     assert {"config bm25-k1", "config bm25-k3", "RAG bm25 k=1", "oracle passage"} <= set(rows)
-    expected = {"retriever": "bm25", "k": 1, "versions": "current", "filter": "inside", "freshness": "check"}
+    expected = {
+        "retriever": "bm25",
+        "k": 1,
+        "versions": "current",
+        "filter": "inside",
+        "freshness": "check",
+        "dates": "order",
+    }
     assert rows["config bm25-k1"]["config"]["retrieve"] == expected
     assert rows["config bm25-k3"]["config"]["retrieve"]["k"] == 3
     assert payload["provenance"]["configs"] == configs

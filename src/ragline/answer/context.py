@@ -91,6 +91,7 @@ class Context:
     budget: int
     order: Order
     dropped: list[Dropped] = field(default_factory=list)
+    chosen_by: str | None = None  # how the sources were chosen besides relevance ("date order: newest incident_date")
 
     def source(self, n: int) -> Source | None:
         """Source ``[n]``, or None when there is no such number."""

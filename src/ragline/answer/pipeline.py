@@ -27,7 +27,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragline.answer.context import Context, build_context, document_id
+from ragline.answer.context import Context, build_context
 from ragline.answer.extractive import ExtractiveReader
 from ragline.answer.prompt import (
     OUTPUTS,
@@ -39,6 +39,7 @@ from ragline.answer.prompt import (
     stream_constrained,
 )
 from ragline.answer.questions import FULL, SHORT, answer_kind
+from ragline.answer.recency import DATE_ORDER_DEPTH, newest_first, recency_ask, without_cue
 from ragline.answer.version_policy import VersionPolicy
 from ragline.answer.versions import annotate_conflicts, given_answer, is_change_question
 from ragline.components import build, register
@@ -215,12 +216,6 @@ def build_reader(spec: str | Mapping[str, Any], llm: LLMLike | None = None) -> R
     return build("reader", spec, llm=llm)
 
 
-def drop_superseded(hits: list[Hit]) -> list[Hit]:
-    """Hits without those whose document's ``superseded_by`` successor was retrieved too."""
-    retrieved = {document_id(h) for h in hits}
-    return [h for h in hits if h.metadata.get("superseded_by") not in retrieved]
-
-
 @dataclass
 class Prepared:
     """Everything before the reader for one question (all of it reads the index): the context the reader
@@ -259,6 +254,7 @@ class RAGPipeline:
     compressor: Compressor | None = None  # keeps each hit's best sentences before the context
     compress_budget: int = 200
     versions: VersionPolicy | str = "current"  # which versions retrieval may return (ragline.answer.version_policy)
+    dates: str = "order"  # "the most recent X": read the newest dated X (ragline.answer.recency) | off
     retriever_obj: RetrieverRole = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -294,6 +290,7 @@ class RAGPipeline:
             compressor=build("compressor", stage.compress.compressor, **deps) if stage.compress.compressor else None,
             compress_budget=stage.compress.budget,
             versions=stage.retrieve.versions,
+            dates=stage.retrieve.dates,
         )
 
     @property
@@ -306,16 +303,24 @@ class RAGPipeline:
         return [(h.doc_id, h.score) for h in hits]
 
     def retrieve(self, question: str, filter: FilterLike = None) -> list[Hit]:
-        """The hits the reader will see, best first (before the context budget); none for an empty query.
+        """The hits the reader will see, best first (before the context budget); none for an empty query."""
+        return self._retrieve(question, filter)[0]
+
+    def _retrieve(self, question: str, filter: FilterLike) -> tuple[list[Hit], str | None]:
+        """``retrieve``'s hits and how they were chosen besides relevance (None: by relevance alone).
 
         The version policy filters inside retrieval, so the reranker's ``k`` are all admissible versions;
-        a question about change retrieves every version.
+        a question about change retrieves every version. A question about the newest or oldest of something
+        (``dates = "order"``) is read from that dated document among ``DATE_ORDER_DEPTH`` candidates.
         """
-        hits = self._first_stage(question, self._depth(self.k), filter, versions=self._policy_for(question))
-        hits = self._second_stage(question, hits, self.k)
+        ask = recency_ask(question) if self.dates == "order" else None
+        depth = max(self._depth(self.k), DATE_ORDER_DEPTH) if ask else self._depth(self.k)
+        hits = self._first_stage(question, depth, filter, versions=self._policy_for(question))
+        dated = newest_first(hits, ask, self.index.settings.analyzer) if ask else None
+        hits = self._second_stage(question, dated[0] if dated else hits[: self._depth(self.k)], self.k)
         if self.expander is not None:
             hits = self.expander.expand(question, hits)
-        return self.guard.screen(question, hits) if self.guard is not None else hits
+        return (self.guard.screen(question, hits) if self.guard is not None else hits), dated[1] if dated else None
 
     def _depth(self, k: int) -> int:
         return max(self.rerank_depth, k) if self.reranker is not None else k
@@ -345,7 +350,9 @@ class RAGPipeline:
 
     def context(self, question: str, filter: FilterLike = None) -> Context:
         """The numbered sources the reader sees: the retrieved hits, compressed (if configured), within budget."""
-        context = build_context(self.retrieve(question, filter), self.budget, self.order)  # type: ignore[arg-type]
+        hits, chosen_by = self._retrieve(question, filter)
+        context = build_context(hits, self.budget, self.order)  # type: ignore[arg-type]
+        context.chosen_by = chosen_by
         if self.compressor is None or not context.sources:
             return context
         # Compress the sources the uncompressed context chose (duplicates and the budget decided on whole
@@ -354,7 +361,7 @@ class RAGPipeline:
         chosen = sorted(context.hits, key=lambda h: h.rank)
         shortened = self.compressor.compress(question, chosen, self.compress_budget)
         compressed = build_context(shortened, self.budget, self.order, near_duplicate=None)  # type: ignore[arg-type]
-        compressed.dropped = context.dropped + compressed.dropped
+        compressed.dropped, compressed.chosen_by = context.dropped + compressed.dropped, chosen_by
         return compressed
 
     def prepare(self, question: str, filter: FilterLike = None) -> Prepared:
@@ -387,7 +394,9 @@ class RAGPipeline:
         else:
             prepared = self.prepare(question, filter) if prepared is None else prepared
             given, context = prepared.answer, prepared.context
-            pieces = reader.stream(question, context) if given is None else iter(())
+            # Sources chosen by date: the reader asks them the question without its cue ("the most recent")
+            asked = without_cue(question) if context.chosen_by else question
+            pieces = reader.stream(asked, context) if given is None else iter(())
         if given is not None:  # answered without the reader's word: the sources it cites are the answer
             yield given.text
             yield given, context
@@ -401,6 +410,8 @@ class RAGPipeline:
                 else:
                     answer = piece
         assert answer is not None
+        if context.chosen_by:
+            answer.details["chosen_by"] = context.chosen_by
         said = answer.text
         answer = annotate_conflicts(answer, context, question)
         if answer.text != said and answer.text.startswith(said):

@@ -366,3 +366,9 @@ def annotate_conflicts(answer: Answer, context: Context, question: str | None = 
             added.append(n)
     answer.details["note_citations"] = added
     return answer
+
+
+def drop_superseded(hits: list[Hit]) -> list[Hit]:
+    """Hits without those whose document's ``superseded_by`` successor was retrieved too."""
+    retrieved = {document_id(h) for h in hits}
+    return [h for h in hits if h.metadata.get("superseded_by") not in retrieved]

@@ -21,7 +21,8 @@ from typing import Any
 from rich.table import Table
 
 from ragline.answer.context import build_context
-from ragline.answer.pipeline import build_reader, drop_superseded
+from ragline.answer.pipeline import build_reader
+from ragline.answer.versions import drop_superseded
 from ragline.components import register
 from ragline.eval.answers import contains_answer
 from ragline.eval.experiments import Experiment, llm_of
