@@ -98,6 +98,8 @@ def main() -> None:
     parser.add_argument("--per-type", type=int, default=2)
     parser.add_argument("--sample-seed", type=int, default=0)
     parser.add_argument("--first-search", choices=("shipped", "both"), default="shipped")
+    parser.add_argument("--bridge-search", choices=("shipped", "both"), default="shipped")
+    parser.add_argument("--types", help="comma-separated question types to sample (default: every type)")
     parser.add_argument("--http", action="store_true", help="also the HTTP backend arms (loopback llama.cpp server)")
     parser.add_argument("--tools", action="store_true", help="also the JSON-schema tool loop")
     parser.add_argument("--out", type=Path)
@@ -113,18 +115,23 @@ def main() -> None:
     from ragline.models.llm import CachedLLM, shared_llm
 
     local = shared_llm(shipped["model"])
-    questions = sample(corpus.questions, args.per_type, args.sample_seed)
+    wanted = set(args.types.split(",")) if args.types else None
+    questions = sample(
+        [q for q in corpus.questions if wanted is None or q.type in wanted], args.per_type, args.sample_seed
+    )
     started = time.perf_counter()
     arms = []
     values = (False, True) if args.first_search == "both" else (shipped.get("first_search", False),)
+    bridges = (False, True) if args.bridge_search == "both" else (shipped.get("bridge_search", False),)
     for first in values:
-        settings = SearchR1Settings(**{**shipped, "first_search": first})
-        arms.append(run_arm(f"search-r1 first_search={first}", search_r1_answer(SearchR1Reader(index, settings, local)),
-                            questions))  # fmt: skip
+        for bridge in bridges:
+            settings = SearchR1Settings(**{**shipped, "first_search": first, "bridge_search": bridge})
+            name = f"search-r1 first_search={first}" + (f" bridge_search={bridge}" if len(bridges) > 1 else "")
+            arms.append(run_arm(name, search_r1_answer(SearchR1Reader(index, settings, local)), questions))
     http = None
     if args.http:
         http = CachedLLM(local.llm._http)  # the same server, reached as any OpenAI-compatible one
-        settings = SearchR1Settings(**{**shipped, "first_search": values[-1]})
+        settings = SearchR1Settings(**{**shipped, "first_search": values[-1], "bridge_search": bridges[-1]})
         arms.append(run_arm("search-r1-http", search_r1_answer(SearchR1Reader(index, settings, http)), questions))
     routes: dict[str, dict[str, int]] = {}
     if args.tools:

@@ -107,3 +107,57 @@ def test_first_search_writes_the_first_turn_as_the_caller(index) -> None:
     assert first[2]["content"].startswith("<information>Doc 1 (Title: Boria history)")
     assert r.queries == ["When was Boria founded?"] and answer.details["searches"] == 1
     assert [c.doc_id for c in answer.citations] == ["boria"]
+
+
+@pytest.fixture(scope="module")
+def crews():
+    docs = [
+        Document("ss-495", "SS-495 is maintained by the Line Crew East team. Inspections take place every 4 weeks.",
+                 "Substation SS-495", {"acl": ["all"]}),
+        Document("crew-east", "The Line Crew East team is led by Jonas Petrov. It has 12 members.",
+                 "Team Line Crew East", {"acl": ["all"]}),
+    ]  # fmt: skip
+    built = Index.create(None)
+    built.add(docs)
+    built.commit()
+    return built
+
+
+def test_an_answer_that_is_the_questions_bridge_gets_the_next_search_written(crews) -> None:
+    """The model answers the team (the first hop) and, shown the team's page, its lead. Planted fault checked:
+    ``_bridged`` returning None (the team is the answer, one search, as with ``bridge_search`` off)."""
+    question = "Who leads the team that maintains substation SS-495?"
+    r, llm = reader(crews, ["<answer>Line Crew East", "<answer>Jonas Petrov"], first_search=True, bridge_search=True)
+    answer, _ = r.answer(question, acl_filter(["all"]))
+    assert r.queries == [question, "Who leads the Line Crew East team?"]
+    assert answer.text == "Jonas Petrov" and [c.doc_id for c in answer.citations] == ["crew-east"]
+    assert llm.calls[1][-2]["content"] == "<search> Who leads the Line Crew East team? </search>"  # no answer turn
+    assert answer.details["searches"] == 2
+    plain, _ = reader(crews, ["<answer>Line Crew East"], first_search=True)
+    assert plain.answer(question, acl_filter(["all"]))[0].text == "Line Crew East" and plain.queries == [question]
+
+
+def test_an_answer_that_is_not_a_bridge_is_the_answer(crews) -> None:
+    r, _ = reader(crews, ["<answer>Jonas Petrov"], first_search=True, bridge_search=True)
+    answer, _ = r.answer("Who leads the team that maintains substation SS-495?", acl_filter(["all"]))
+    assert answer.text == "Jonas Petrov" and len(r.queries) == 1
+    one_hop, _ = reader(crews, ["<answer>12"], first_search=True, bridge_search=True)
+    assert one_hop.answer("How many members does Line Crew East have?", acl_filter(["all"]))[0].text == "12"
+    assert len(one_hop.queries) == 1
+
+
+def test_the_bridge_named_again_is_asked_once_more_then_declined(crews) -> None:
+    """Planted faults checked: no re-ask (``reasked`` never set): the team is the answer; no decline: the
+    stubborn model's team is the answer."""
+    question = "Who leads the team that maintains substation SS-495?"
+    replies = ["<answer>Line Crew East", "<answer>Line Crew East", "<answer>Jonas Petrov"]
+    r, llm = reader(crews, replies, first_search=True, bridge_search=True)
+    answer, _ = r.answer(question, acl_filter(["all"]))
+    assert answer.text == "Jonas Petrov" and answer.details["searches"] == 2
+    assert llm.calls[2][-1]["content"] == "That names the bridge. Question: Who leads the Line Crew East team?"
+    stubborn, _ = reader(crews, ["<answer>Line Crew East"] * 3, first_search=True, bridge_search=True)
+    declined = stubborn.answer(question, acl_filter(["all"]))[0]  # asked once more, not forever
+    assert declined.abstained and declined.text == "" and "bridge" in declined.details["reason"]
+    assert len(stubborn.llm.calls) == 3
+    capped, _ = reader(crews, ["<answer>Line Crew East"], first_search=True, bridge_search=True, max_turns=1)
+    assert capped.answer(question, acl_filter(["all"]))[0].abstained  # a bridge with no search left for it

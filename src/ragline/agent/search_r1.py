@@ -12,6 +12,14 @@ Safety: only the model's own new text is parsed for tags. Retrieved text is data
 (``<search>``, ``<answer>``, ``<information>``, ``<think>`` and chat-template tokens) are defused before the
 model sees them, and a tag inside ``<information>`` is never executed whatever the model does with it.
 
+Bridges (``bridge_search``): an untrained model answers a two-hop question ("Who leads the team that maintains
+SS-495?") with what the first search gave, the team. When its answer is a name the passages read put beside the
+noun the question's clause describes (``RuleDecomposer``, ``bridge_candidates``: English syntax, no corpus
+knowledge), ragline replaces that answer turn with the next search, the question with the clause replaced by the
+name ("Who leads the Line Crew East team?"), as ``first_search`` writes the first one, and asks it after the
+passages; the model answers again. A model that names the bridge once more is asked once more; a third time, or
+with no search left, it abstains: the bridge is never what the question asks.
+
 Caps: ``max_turns`` searches, ``max_tokens`` generated in all (each reply at most ``turn_tokens``). At a cap the
 model is asked once for its answer from what it has read; no ``<answer>`` then is an abstention with the reason.
 Citations: the passages read whose sentence supports the answer (``ragline.answer.support``), else those that
@@ -30,6 +38,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ragline.agent.decompose import BRIDGE, Hop, RuleDecomposer, bridge_candidates
 from ragline.agent.trace import Cost, Trace
 from ragline.answer.context import Context, approx_tokens, build_context, document_id
 from ragline.answer.support import SupportCheck
@@ -78,6 +87,9 @@ class SearchR1Settings:
     snippet_chars: int = 600  # characters of each passage shown to the model
     retriever: str = "bm25"
     first_search: bool = False  # ragline writes the first turn, <search>the question</search>, for the model
+    # An answer that names what the question's clause describes ("the team that maintains SS-495") is a bridge,
+    # not the answer: ragline writes the next search, the question with the clause replaced by it.
+    bridge_search: bool = False
     model: str | None = None  # a load_llm spec when no model is passed in
 
     def __post_init__(self) -> None:
@@ -85,8 +97,19 @@ class SearchR1Settings:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"search-r1: {name} must be a whole number >= 1, got {value!r}")
-        if not isinstance(self.first_search, bool):
-            raise ConfigError(f"search-r1: first_search must be true or false, got {self.first_search!r}")
+        for name in ("first_search", "bridge_search"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(f"search-r1: {name} must be true or false, got {getattr(self, name)!r}")
+
+
+@dataclass
+class Bridging:
+    """``bridge_search``'s state for one question: the hops left, the last bridge and the question asked of it."""
+
+    hops: list[Hop]
+    name: str = ""  # the last bridge, normalized
+    asked: str | None = None  # the question asked of it
+    reasked: bool = False  # asked once more after the model named the bridge again
 
 
 class SearchR1Reader:
@@ -102,6 +125,7 @@ class SearchR1Reader:
         self.index, self.settings, self.llm = index, settings, llm
         self.retriever = build_retriever(settings.retriever, index)
         self.check = SupportCheck(analyzer=index.settings.analyzer)
+        self.analyze = index.settings.analyzer
 
     @property
     def name(self) -> str:
@@ -139,6 +163,7 @@ class SearchR1Reader:
                 hits=hits,
                 cost=Cost(retrievals=1),
             )
+        bridging = Bridging(RuleDecomposer().decompose(question) if s.bridge_search and not given else [])
         stop = ""
         while answer is None:
             if searches >= s.max_turns or generated >= s.max_tokens:
@@ -161,6 +186,29 @@ class SearchR1Reader:
             answer = last_tag(_ANSWER, reply)  # only the model's own reply is parsed: never the information
             query = None if answer is not None else last_tag(_SEARCH, reply)
             thought = (re.findall(r"<think>(.*?)(?:</think>|$)", reply, re.DOTALL) or [""])[-1].strip()
+            bridged = self._bridged(bridging, answer, list(read.values())) if answer else None
+            if bridged is not None and searches < s.max_turns and not stop:  # a bridge: one hop further
+                answer = None
+                if bridging.reasked:  # the same bridge again: the question asked of it once more, no new search
+                    messages.append({"role": "user", "content": f"That names the bridge. Question: {bridged}"})
+                    trace.step("action", thought=thought, action="(bridge again)", observation=bridged,
+                               cost=Cost(model_calls=1, tokens=tokens))  # fmt: skip
+                    continue
+                hits = search(bridged)
+                searches += 1
+                read.update((h.doc_id, h) for h in hits)
+                messages[-1] = {"role": "assistant", "content": f"<search> {bridged} </search>"}
+                # the question asked of the bridge, said after the passages (an untrained model answers the
+                # question it last read, and the first one still describes the bridge)
+                messages.append({"role": "user", "content": f"{self._information(hits)}\nQuestion: {bridged}"})
+                note = "the answer is the bridge the question's clause describes: the next search is written for it"
+                trace.step("retrieve", thought=note, query=bridged, retriever=s.retriever, hits=hits,
+                           cost=Cost(model_calls=1, retrievals=1, tokens=tokens))  # fmt: skip
+                continue
+            if answer and (bridged is not None or (bridging.name and normalize_answer(answer) == bridging.name)):
+                # no search left for it, or named again after the question was asked of it twice: a bridge is
+                # what the question describes, never what it asks, so it is no answer
+                stop, answer = "the model answered with the bridge, not what the question asks of it", None
             if answer is not None or stop:
                 trace.step(
                     "answer",
@@ -210,6 +258,25 @@ class SearchR1Reader:
         citations = self._citations(question, answer, context)
         details["attributed"] = bool(citations)
         return Answer(answer, False, citations, reader=self.name, details=details), context
+
+    def _bridged(self, bridging: Bridging, answer: str, read: list[Hit]) -> str | None:
+        """The question asked of the bridge when ``answer`` names what the question's next clause describes
+        (one of the bridge entities the passages read give for it, ``bridge_candidates``), or names the
+        bridge just searched a first time again (``bridging.reasked`` then); None when it is an answer."""
+        wanted = normalize_answer(answer)
+        if bridging.asked and wanted == bridging.name and not bridging.reasked:
+            bridging.reasked = True
+            return bridging.asked
+        hops = bridging.hops
+        if len(hops) < 2:
+            return None
+        bridges = bridge_candidates(hops[0].text, hops[0].head, read, self.analyze)
+        named = [b for b in bridges if b.phrase != b.name and normalize_answer(b.name) == wanted]  # beside the noun
+        if not named:
+            return None
+        bridging.hops, bridging.name, bridging.reasked = hops[1:], wanted, False
+        bridging.asked = hops[1].text.replace(BRIDGE, named[0].phrase)
+        return bridging.asked
 
     def _search(self, query: str, filter: FilterLike) -> list[Hit]:
         if empty_query_reason(query, self.index.settings.analyzer):
