@@ -84,7 +84,8 @@ def add_parser(sub: Any) -> None:
         "--dataset",
         metavar="DIR",
         help="lab experiments: a BEIR or questions folder "
-        "(default: Orrin Grid; the countries world for dense-transfer and readers)",
+        "(default: Orrin Grid; the countries world for dense-transfer and readers). reflection: a QA folder "
+        "with questions.jsonl (e.g. HotpotQA) instead of --world, every passage in one index",
     )
     p.add_argument("--limit", type=positive_int, help="lab experiments: the first N judged queries of --dataset")
     p.add_argument(
@@ -123,7 +124,8 @@ def add_parser(sub: Any) -> None:
         help="chunking: also answer every question with "
         "this reader over each row's top 5 (extractive, llm:...), repeatable; reports correct / wrong / "
         "abstained and a paired test against the first --chunker. raptor: the reader of every arm's passages "
-        "for the aggregate questions (the first one given)",
+        "for the aggregate questions (the first one given). reflection: the reader of every arm (extractive; "
+        "span:model=trained:squad for short-answer sets such as HotpotQA)",
     )
     p.add_argument(
         "--retriever",

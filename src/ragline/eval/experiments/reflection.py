@@ -3,7 +3,7 @@
 Every arm answers the same stratified sample of a world's questions (``per_type`` of each type, drawn with
 ``seed``) plus every closed-book question of that world (``ragline.corpora.closed_book``: arithmetic,
 general knowledge, definitions, none of it in the corpus), as each question's user, over the world's
-BM25 index, with the extractive reader wherever passages are read:
+BM25 index, with the extractive reader (or ``reader``) wherever passages are read:
 
 * ``always-retrieve``: one BM25 retrieval of 5 passages, read;
 * ``always-retrieve (llm)`` (only when named): the same passages read by the LLM reader (the default pipeline's
@@ -15,6 +15,9 @@ BM25 index, with the extractive reader wherever passages are read:
 * ``agent (own chunks)``: the same agent over the world indexed as ``pipelines/agent.toml`` chunks it (100-word
   windows with a breadcrumb), where it was tuned: on the shared sentence-pack chunks its first hop often grades
   below its threshold and the interleaved hop's passages, read first, crowd out the answer.
+
+``--dataset DIR`` asks a QA dataset's questions instead (HotpotQA train-100, say: ``reflect.worlds.dataset_world``,
+every passage pooled in one index, no closed-book questions), with the critics trained on the built-in worlds.
 
 Closed-book routes answer arithmetic with the calculator and anything else with the LLM (cached).
 Reported per arm: correct / wrong / abstained (all questions, closed-book ones, the rest), retrievals,
@@ -58,10 +61,14 @@ def stratified(questions: Sequence[Question], per_type: int, seed: int = 0) -> l
 
 
 def arms(
-    world: World, llm: Any = None, names: Sequence[str] = ARMS, settings: dict[str, dict[str, Any]] | None = None
+    world: World,
+    llm: Any = None,
+    names: Sequence[str] = ARMS,
+    settings: dict[str, dict[str, Any]] | None = None,
+    reader: str = "extractive",
 ) -> dict[str, Callable[[Question], Any]]:
     """Each arm as a function of a question: ``(answer, context, cost)``; ``settings``: reader keys per arm
-    (``{"self-rag": {"min_score": 0.8}}``) over the arm's own."""
+    (``{"self-rag": {"min_score": 0.8}}``) over the arm's own; ``reader``: the reader of every arm's passages."""
     settings = settings or {}
     from ragline.answer.context import build_context
     from ragline.components import build
@@ -70,8 +77,9 @@ def arms(
     from ragline.retrieve.registry import build_retriever
 
     retriever = build_retriever("bm25", world.index)
-    extractive = build("reader", "extractive")
-    common = {"retriever": "bm25", "k": K, "reader": "extractive"}
+    passages_reader = build("reader", reader)
+    common = {"retriever": "bm25", "k": K, "reader": reader}
+    agent = {**agent_spec(), "reader": reader}
     built: dict[str, Any] = {}
 
     def own_chunks() -> Any:
@@ -84,7 +92,7 @@ def arms(
 
     def always(q: Question) -> Any:
         context = build_context(retriever.search(q.text, K, user_filter(q)))
-        return extractive.read(q.text, context), context, {"retrievals": 1, "model_calls": 0}
+        return passages_reader.read(q.text, context), context, {"retrievals": 1, "model_calls": 0}
 
     def always_llm(q: Question) -> Any:
         if LLM_ARM not in built:
@@ -109,9 +117,9 @@ def arms(
         LLM_ARM: always_llm,
         "self-rag": reflective("self-rag", {"name": "self-rag", "segments": True, **common}),
         "crag": reflective("crag", {"name": "crag", "segments": True, "fallback": "bm25", "fallback_k": 10, **common}),
-        "routed": reflective("routed", {"name": "routed", "agent": agent_spec(), **common}),
-        "agent": reflective("agent", agent_spec()),
-        "agent (own chunks)": reflective("agent (own chunks)", agent_spec(), own_chunks),
+        "routed": reflective("routed", {"name": "routed", "agent": agent, **common}),
+        "agent": reflective("agent", agent),
+        "agent (own chunks)": reflective("agent (own chunks)", agent, own_chunks),
     }
     return {name: table[name] for name in names}
 
@@ -131,6 +139,7 @@ def run(
     names: Sequence[str] = ARMS,
     log: Callable[[str], None] | None = None,
     settings: dict[str, dict[str, Any]] | None = None,
+    reader: str = "extractive",
 ) -> dict[str, Any]:
     """Every arm on the sample of ``world`` (see the module's docstring)."""
     from ragline.eval.answers import grade_question
@@ -138,7 +147,7 @@ def run(
 
     sample = stratified(world.questions, per_type, seed)
     results: dict[str, Any] = {}
-    for name, answer_with in arms(world, llm, names, settings).items():
+    for name, answer_with in arms(world, llm, names, settings, reader).items():
         per_question: dict[str, dict[str, Any]] = {}
         started = time.perf_counter()
         for q in sample:
@@ -148,6 +157,7 @@ def run(
             per_question[q.id] = {
                 "type": q.type,
                 "outcome": grade.outcome,
+                "f1": round(grade.f1, 4),
                 "answer": answer.text,
                 "retrievals": int(cost.get("retrievals", 0)),
                 "model_calls": int(cost.get("model_calls", 0)),
@@ -163,11 +173,11 @@ def run(
     for base in ("always-retrieve", "agent", "agent (own chunks)"):
         if base not in results:
             continue
-        a = {qid: float(r["outcome"] == "correct") for qid, r in results[base]["questions"].items()}
+        a, a_f1 = _per_question(results[base])
         for name in results:
             if name != base and (base == "always-retrieve" or name in ("self-rag", "crag", "routed", LLM_ARM)):
-                b = {qid: float(r["outcome"] == "correct") for qid, r in results[name]["questions"].items()}
-                paired[f"{name} vs {base}"] = dict(compare(a, b))
+                b, b_f1 = _per_question(results[name])
+                paired[f"{name} vs {base}"] = {**compare(a, b), "f1": dict(compare(a_f1, b_f1))}
     return {
         "experiment": "reflection",
         "world": world.name,
@@ -178,7 +188,14 @@ def run(
         "arms": results,
         "paired": paired,
         "settings": settings or {},
+        "reader": reader,
     }
+
+
+def _per_question(result: dict[str, Any]) -> tuple[dict[str, float], dict[str, float]]:
+    """Correctness (1/0) and F1 of each question, for the paired tests."""
+    rows = result["questions"].items()
+    return {q: float(r["outcome"] == "correct") for q, r in rows}, {q: r.get("f1", 0.0) for q, r in rows}
 
 
 def _summary(questions: dict[str, dict[str, Any]], part: str) -> dict[str, Any]:
@@ -188,6 +205,7 @@ def _summary(questions: dict[str, dict[str, Any]], part: str) -> dict[str, Any]:
     return {
         "n": len(rows),
         **{o: counts.get(o, 0) for o in ("correct", "wrong", "abstained")},
+        "f1": round(sum(r.get("f1", 0.0) for r in rows) / n, 4),
         "retrievals": round(sum(r["retrievals"] for r in rows) / n, 3),
         "model_calls": round(sum(r["model_calls"] for r in rows) / n, 3),
         "seconds": round(sum(r["seconds"] for r in rows) / n, 4),
@@ -203,7 +221,7 @@ def tables(payload: dict[str, Any]) -> list[Table]:
             title=f"Reflection on {payload['world']}, {label} ({sample}, seed {payload['seed']}): "
             "outcomes and cost per question"
         )
-        for column in ("arm", "n", "correct", "wrong", "abstained", "retrievals", "model calls", "seconds"):
+        for column in ("arm", "n", "correct", "wrong", "abstained", "F1", "retrievals", "model calls", "seconds"):
             table.add_column(column, justify="left" if column == "arm" else "right")
         for name, result in payload["arms"].items():
             s = result["summary"][part]
@@ -213,40 +231,48 @@ def tables(payload: dict[str, Any]) -> list[Table]:
                 str(s["correct"]),
                 str(s["wrong"]),
                 str(s["abstained"]),
+                f"{s.get('f1', 0.0):.3f}",
                 f"{s['retrievals']:.2f}",
                 f"{s['model_calls']:.2f}",
                 f"{s['seconds']:.3f}",
             )
         out.append(table)
-    tests = Table(title="Paired tests on correctness (1/0 per question)")
-    for column in ("comparison", "n", "delta", "95% CI", "p (randomization)"):
+    tests = Table(title="Paired tests on correctness (1/0 per question) and F1")
+    for column in ("comparison", "n", "delta", "95% CI", "p (randomization)", "F1 delta", "p (F1)"):
         tests.add_column(column, justify="left" if column == "comparison" else "right")
     for name, c in payload["paired"].items():
+        f1 = c.get("f1")  # absent from payloads written before F1 was paired
         tests.add_row(
             name,
             str(c["n"]),
             f"{c['delta']:+.3f}",
             f"{c['ci'][0]:+.3f}..{c['ci'][1]:+.3f}",
             f"{c['p_randomization']:.3f}",
+            f"{f1['delta']:+.3f}" if f1 else "-",
+            f"{f1['p_randomization']:.3f}" if f1 else "-",
         )
     out.append(tests)
     return out
 
 
 def from_args(args: Any) -> dict[str, Any]:
-    """The --world (seeded by --seed), --questions per type, --sample-seed, the --arm arms, the --llm."""
+    """The --world (seeded by --seed) or --dataset, --questions per type, --sample-seed, the --arm arms, the
+    first --reader, the --llm."""
     from ragline.corpora import countries, orrin
     from ragline.progress import stderr
-    from ragline.reflect.worlds import countries_world, orrin_world
+    from ragline.reflect.worlds import countries_world, dataset_world, orrin_world
 
-    if args.world == "countries":
+    if args.dataset:
+        world = dataset_world(args.dataset)
+    elif args.world == "countries":
         world = countries_world(args.seed if args.seed is not None else countries.DEFAULT_SEED)
     else:
         world = orrin_world(args.seed if args.seed is not None else orrin.DEFAULT_SEED)
     per_type = DEFAULT_PER_TYPE if args.questions is None else args.questions  # 0: closed-book only
     names = tuple(args.arm or ARMS)
     log = lambda m: stderr.print(m, highlight=False, markup=False)  # noqa: E731
-    return run(world, llm=llm_of(args), per_type=per_type, seed=args.sample_seed, log=log, names=names)
+    reader = args.reader[0] if args.reader else "extractive"
+    return run(world, llm_of(args), per_type, args.sample_seed, names, log, reader=reader)
 
 
 @register("experiment", "reflection")
