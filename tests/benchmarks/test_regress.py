@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -105,3 +107,86 @@ def test_benchmarks_md_tables_are_generated_from_the_regression_files():
 def test_a_single_retriever_eval_is_read_like_a_multi_retriever_one():
     one = regress.last_json('progress\n{"retriever": "bm25", "metrics": {"ndcg@10": 0.68}}\n')
     assert regress.lookup(one, "results[retriever=bm25].metrics.ndcg@10") == 0.68
+
+
+# README.md's headline figures, each with the regression that checks it: (the words README prints, the regression,
+# how the words follow from its checks' expected values and references, by figure). make regress (nightly) and
+# make regress TIER=manual run them all, so a headline cannot drift from a checked figure.
+def _pct(value: float) -> str:
+    return f"{100 * value:.2g}%"
+
+
+def _n(value: float) -> str:
+    return f"{value:,.0f}"
+
+
+def _of(name: str) -> Callable[[dict[str, Any]], Any]:
+    return lambda c: next(v for k, v in c.items() if k.startswith(name))
+
+
+HEADLINES: list[tuple[str, str, Callable[[dict[str, Any]], str]]] = [
+    ("BM25 **{}**", "scifact_bm25", lambda c: f"{_of('nDCG@10')(c):.4f}"),
+    ("(Pyserini {})", "scifact_bm25", lambda c: c["reference nDCG@10"].split()[3].rstrip(";")),
+    ("MiniLM {},", "hybrid_scifact", lambda c: f"{_of('dense (MiniLM)')(c):.4f}"),
+    ("hybrid **{}**", "hybrid_scifact", lambda c: f"{_of('hybrid (z-score)')(c):.4f}"),
+    ("token vectors {}", "scifact_maxsim", lambda c: f"{_of('MaxSim')(c):.4f}"),
+    ("(bge-small {})", "scifact_maxsim", lambda c: _of("reference MaxSim")(c).split()[-1]),
+    ("cross-encoder trained here) **{}**", "scifact_best", lambda c: f"{c['nDCG@10']:.4f}"),
+    ("RRF ({})", "scifact_best", lambda c: c["reference nDCG@10"].split(" RRF ")[1].split()[0]),
+    ("Hit@1 {}/17 with MaxSim", "orrin_paraphrase_maxsim", lambda c: f"{17 * _of('MaxSim')(c):.0f}"),
+    ("(hybrid {}/17)", "orrin_paraphrase_maxsim", lambda c: f"{17 * c['hybrid Hit@1']:.0f}"),
+    ("BM25 search {} than bm25s one query at a time", "bm25_speed_scifact",
+     lambda c: "faster" if _of("qps_ratio")(c) > 1 else "slower"),
+    ("Orrin Grid Hit@1 {} with the chunking", "orrin_chunking", lambda c: f"{_of('Hit@1, default')(c):.3f}"),
+    ("({} with the best chunking", "orrin_chunking", lambda c: f"{_of('Hit@1, best')(c):.2f}"),
+    ("recall@10 {},", "ann_1m", lambda c: f"{_of('recall@10')(c):.3f}"),
+    ("{}x exact search", "ann_1m", lambda c: f"{_of('queries/s one at a time at')(c) / _of('exact')(c):.0f}"),
+    ("within {}x of calling faiss", "ann_1m", lambda c: f"{_of('overhead')(c):.2f}"),
+    ("finds {}x more answers", "squad_readers",
+     lambda c: f"{_of('answerable: correct')(c) / c['extractive answerable: correct (exact match)']:.0f}"),
+    ("but answers {} of the unanswerable", "squad_readers", lambda c: _pct(1 - _of("unanswerable")(c))),
+    ("declines {} of the time", "squad_extractive", lambda c: _pct(_of("unanswerable")(c))),
+    ("rose from {} to", "qa_support", lambda c: f"{_of('SQuAD articles 4-5 support precision, before')(c):.2f}"),
+    ("to {} with the question-answering", "qa_support",
+     lambda c: f"{_of('SQuAD articles 4-5 support precision, with')(c):.2f}"),
+    ("at {} on Orrin Grid", "qa_support", lambda c: f"{_of('Orrin support precision')(c):.2f}"),
+    ("{} of 68 times citing", "office_docs", lambda c: _n(_of("after: table questions")(c))),
+    ("answers {} of 14 Orrin multi-hop", "orrin_agent_multihop", lambda c: _n(c["correct (of 14)"])),
+    ("and {} of 40 on the countries world", "countries_agent_multihop", lambda c: _n(c["correct (of 40)"])),
+    ("{} (extractive)", "injection_firewall", lambda c: _pct(_of("attack success with the firewall")(c))),
+    ("{} (local LLM)", "injection_firewall_llm", lambda c: _pct(_of("attack success with the firewall")(c))),
+    ("with {} benign passage quarantined", "injection_firewall",
+     lambda c: "no" if c["benign passages quarantined"] == 0 else "some"),
+    ("{} leaks over", "acl_fuzz", lambda c: _n(c["leaks (all arms)"])),
+    ("over {} random principal/query pairs", "acl_fuzz", lambda c: _n(c["pairs (all arms)"])),
+    ("answers {} searches/s", "load_test", lambda c: f"{_of('searches/s')(c):.0f}"),
+    ("at p99 {} ms with 8 clients", "load_test", lambda c: f"{_of('search p99')(c):.0f}"),
+    ("correctly {} of 47 times", "conversation_orrin", lambda c: _n(_of("follow-ups correct, history-aware")(c))),
+    ("against {} of 47 read without", "conversation_orrin", lambda c: _n(_of("follow-ups correct, history-blind")(c))),
+]  # fmt: skip
+
+
+def _checks(name: str) -> dict[str, Any]:
+    """A regression's expected values by figure, its references as ``reference FIGURE``, and the figures of
+    the regressions it is read against (``extractive FIGURE`` for squad_extractive beside squad_readers)."""
+    values: dict[str, Any] = {}
+    for check in regress.load(ROOT / "benchmarks" / "regressions" / f"{name}.toml").checks:
+        values[check.figure] = check.expected
+        if check.reference:
+            values[f"reference {check.figure}"] = check.reference
+    if name == "squad_readers":
+        values.update({f"extractive {k}": v for k, v in _checks("squad_extractive").items()})
+    return values
+
+
+def test_every_headline_figure_of_the_readme_is_a_checked_figure():
+    """Each number in README.md's headline paragraph follows from a regression's expected value, in the nightly
+    or manual tier. Planted fault checked: scifact_bm25's expected nDCG@10 set to 0.6805 fails on "BM25 **0.6804**";
+    it found the support precision quoted as 0.19 where its regression holds 0.1811."""
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split("Headlines:", 1)[1].split("##")[0].split())
+    wrong = []
+    for words, name, figure in HEADLINES:
+        expected = words.format(figure(_checks(name)))
+        if expected not in readme:
+            wrong.append(f"{name}: README should say {expected!r}")
+    assert not wrong, "\n".join(wrong)
