@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ragline.answer.questions import fits_asked_type
-from ragline.answer.span_decode import Window, best_threshold, decode, window_best
+from ragline.answer.questions import fits_asked_type, offered_options
+from ragline.answer.span_decode import Window, best_threshold, decode, option_best, window_best
 from ragline.answer.span_reader import is_polar
 
 # Pieces: [CLS] q q [SEP] p0 p1 p2 p3 [SEP]; passage pieces cover characters 0-3, 4-7, 8-11, 12-15.
@@ -93,3 +93,35 @@ def test_polar_questions():
 )
 def test_an_answer_must_hold_the_quantity_a_question_asks_for(question: str, answer: str, fits: bool) -> None:
     assert fits_asked_type(question, answer) is fits
+
+
+@pytest.mark.parametrize(
+    ("question", "options"),
+    [
+        ("Which plant is larger, the Pterocarya or the Cotula?", ("Pterocarya", "Cotula")),
+        ("Which band was formed first The Exies or Circus Diablo ?", ("Exies", "Circus Diablo")),
+        ("Who is the oldest, Sid Haig or Vic Darchinyan?", ("Sid Haig", "Vic Darchinyan")),
+        ("Does the bus run daily or weekly?", None),  # no wh-word: polar
+        ("Who directed the film shot in or around Leland?", None),  # " or " in a clause of a who-question
+        ("What machine does not define BQP or QMA?", None),  # its answer is neither
+        ("What is the capital of France?", None),
+    ],
+)
+def test_the_alternatives_a_question_offers(question: str, options: tuple[str, str] | None) -> None:
+    assert offered_options(question) == options
+
+
+def test_an_offered_option_is_chosen_by_its_span_score_over_a_better_free_span():
+    """Passage "Oak tall Red Elm" (pieces 0-3, 4-8, 9-12, 13-16): the free span is "tall", an option neither;
+    of the options "Oak" and "Red Elm", "Red Elm" scores higher (start of "Red" + end of "Elm"). Planted fault
+    checked: the option's score read at its first piece for both logits (``start[first] + end[first]``) picks
+    "Oak"."""
+    text = "Oak tall Red Elm"
+    offsets = [None, None, None, None, (0, 3), (4, 8), (9, 12), (13, 16), None]
+    w = window([0, 0, 0, 0, 2, 9, 3, 0, 0], [0, 0, 0, 0, 2, 9, 0, 4, 0], offsets=offsets)
+    free = decode([w])
+    assert text[free.start : free.end] == "tall"
+    chosen = option_best([w], [text], ("oak", "Red Elm"), free.null)
+    assert chosen is not None and text[chosen.start : chosen.end] == "Red Elm" and chosen.score == 7.0
+    assert option_best([w], [text], ("Ash", "Pine"), free.null) is None  # neither occurs: the free span stands
+    assert option_best([w], ["Oaks tall Red Elmo"], ("Oak", "Red Elm"), free.null) is None  # inside longer words

@@ -203,3 +203,36 @@ def answer_kind(question: str) -> str:
     if types is None or max(types, key=types.__getitem__) == PHRASE:
         return FULL
     return SHORT
+
+
+_ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
+_RUN_OF_NAMES = re.compile(r"((?:[A-Z0-9][\w'.&-]*\s+)*[A-Z0-9][\w'.&-]*)$")
+
+
+def offered_options(question: str) -> tuple[str, str] | None:
+    """The two alternatives a "which ..., A or B?" question offers (A or B is its answer), else None.
+
+    B runs from " or " to the question mark; A is what follows the last comma before " or " (", the Pterocarya
+    or the Cotula?"), else, in a "which" question, the run of capitalized words before it ("first The Exies or
+    Circus Diablo?"); a leading article is dropped. None for a question with no wh-word ("Does it run daily or
+    weekly?"), and for " or " inside a clause of another wh-question ("What machine does not define BQP or
+    QMA?": its answer is neither).
+    """
+    text = question.strip().rstrip("?").strip()
+    wh = re.match(r"^\s*(which|who|what|whose|whom)\b", text, re.IGNORECASE)
+    if " or " not in text or not wh:
+        return None
+    before, after = text.rsplit(" or ", 1)
+    if "," in before:
+        first = before.rsplit(",", 1)[1]
+    elif wh.group(1).lower() != "which":
+        return None
+    else:
+        run = _RUN_OF_NAMES.search(before)
+        if run is None:
+            return None
+        first = run.group(1)
+        while first and first.split()[0].lower() in {"which", "who", "what", "whose", "whom"}:
+            first = first.split(" ", 1)[1] if " " in first else ""
+    options = tuple(_ARTICLE.sub("", part.strip()) for part in (first, after))
+    return (options[0], options[1]) if all(options) else None

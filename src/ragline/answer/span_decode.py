@@ -17,6 +17,7 @@ overlap), each scored on its own. Here, model-free:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -113,3 +114,29 @@ def best_threshold(
             best_score = score
             best_threshold_value = margins[i] if following is None else (margins[i] + following) / 2
     return float(best_threshold_value), best_score / n
+
+
+def option_best(
+    windows: Sequence[Window], passages: Sequence[str], options: Sequence[str], null: float
+) -> SpanChoice | None:
+    """The best-scored occurrence of one of ``options`` (a "which, A or B?" question's alternatives) in the
+    passages, scored as any span (its first piece's start logit plus its last piece's end logit); None when no
+    option occurs in a window. The question says the answer is one of them, so only they are candidates."""
+    best: tuple[float, int, int, int] | None = None
+    for window in windows:
+        text = passages[window.passage]
+        pieces = [(i, o) for i, o in enumerate(window.offsets[: len(window.start_logits)]) if o is not None]
+        for option in options:
+            for found in re.finditer(rf"(?<!\w){re.escape(option)}(?!\w)", text, re.IGNORECASE):  # whole words
+                at, end = found.span()
+                inside = [(i, s, e) for i, (s, e) in pieces if s >= at and e <= end]
+                # the whole option in this window: its first and last pieces reach its first and last character
+                if inside and inside[0][1] == at and inside[-1][2] == end:
+                    inside = [i for i, _, _ in inside]
+                    score = float(window.start_logits[inside[0]] + window.end_logits[inside[-1]])
+                    if best is None or score > best[0]:
+                        best = (score, window.passage, at, end)
+    if best is None:
+        return None
+    score, passage, start, end = best
+    return SpanChoice(passage, start, end, score, null)

@@ -17,6 +17,10 @@ best span holds no value of that kind (``answer_type="check"``, ``ragline.answer
 the network has no notion of answer types and otherwise returns a name for "what is the pay band". The citation's
 ``supported`` is the support check's verdict on the span's sentence (``ragline.answer.support``), as for the rule
 reader.
+
+A "which ..., A or B?" question names its answer's candidates (``ragline.answer.questions.offered_options``): the
+reader answers with the option whose occurrence in the sources the model scores highest as a span
+(``options="choose"``; ``"off"``: any span), when it would answer at all.
 """
 
 from __future__ import annotations
@@ -28,8 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from ragline.answer.context import Context
-from ragline.answer.questions import fits_asked_type
-from ragline.answer.span_decode import SpanChoice, Window, decode
+from ragline.answer.questions import fits_asked_type, offered_options
+from ragline.answer.span_decode import SpanChoice, Window, decode, option_best
 from ragline.answer.support import answers_question
 from ragline.errors import ConfigError, ModelError
 from ragline.types import Answer, Citation
@@ -176,7 +180,10 @@ class SpanReader:
         max_answer_tokens: int | None = None,
         yes_no: str = "yes",
         answer_type: str = "check",
+        options: str = "choose",
     ) -> None:
+        if options not in ("choose", "off"):
+            raise ConfigError(f"span reader options={options!r}: 'choose' (A or B, as the question offers) or 'off'")
         if yes_no not in ("yes", "off"):
             raise ConfigError(f"span reader yes_no={yes_no!r}: 'yes' (the polar-question rule) or 'off'")
         if answer_type not in ("check", "off"):
@@ -188,6 +195,7 @@ class SpanReader:
         if max_length is not None and stride is not None and stride >= max_length // 2:
             raise ConfigError(f"span reader stride {stride} must be under half of max_length {max_length}")
         self.model, self.top_k, self.yes_no, self.answer_type = model, top_k, yes_no, answer_type
+        self.options = options
         self.given = {
             "threshold": threshold,
             "max_length": max_length,
@@ -203,6 +211,7 @@ class SpanReader:
             **self.given,
             "yes_no": self.yes_no,
             "answer_type": self.answer_type,
+            "options": self.options,
         }
 
     def settings(self) -> tuple[Any, Any, dict[str, Any]]:
@@ -227,15 +236,9 @@ class SpanReader:
         network, tokenizer, chosen = self.settings()
         sources = list(context.sources[: self.top_k])
         passages = [source.text for source in sources]
-        choice = read_spans(
-            network,
-            tokenizer,
-            question,
-            passages,
-            int(chosen["max_length"]),
-            int(chosen["stride"]),
-            int(chosen["max_answer_tokens"]),
-        )
+        encoded = encode_windows(tokenizer, question, passages, int(chosen["max_length"]), int(chosen["stride"]))
+        windows = score_windows(network, encoded)
+        choice = decode(windows, int(chosen["max_answer_tokens"]))
         threshold = float(chosen["threshold"])
         details: dict[str, Any] = {"threshold": threshold, "score": choice.score, "null": choice.null}
         if choice.passage is None or choice.margin > threshold:
@@ -243,7 +246,12 @@ class SpanReader:
             if choice.passage is not None:
                 details["candidate"] = passages[choice.passage][choice.start : choice.end]
             return Answer("", True, [], self.name, details)
-        source = sources[choice.passage]
+        offered = offered_options(question) if self.options == "choose" else None
+        option = option_best(windows, passages, offered, choice.null) if offered else None
+        if option is not None:  # "which, A or B?": the answer is one of them, the one the model scores higher
+            details.update(options=list(offered or ()), free_span=passages[choice.passage][choice.start : choice.end])
+            choice = option
+        source = sources[choice.passage]  # type: ignore[index]
         span = source.text[choice.start : choice.end]
         hit = source.hit
         details.update(span=span, start=choice.start, end=choice.end)
