@@ -51,10 +51,28 @@ def test_llm_extractor_is_schema_constrained_and_a_rebuild_asks_only_for_changed
     first = build_graph(DOCS, extractor="llm", llm=fake)
     assert len(fake.calls) == 3 and fake.schemas and "entities" in fake.schemas[0]["properties"]
     assert any("knows" in labels for labels in first.labels.values())
+    assert first.rebuilt["llm_calls"] == 3 and first.rebuilt["tokens"] > 0  # the cost table's counts
     monkeypatch.setenv("RAGLINE_CACHE", str(tmp_path / "cache2"))  # the reply cache cannot stand in for reuse
     changed = [*DOCS[:2], Document("c", "Dario Fenn met Elsa Quint in Marrow Bay.", "C", {"acl": ["g2"]})]
-    build_graph(changed, extractor="llm", llm=fake, previous=first)
-    assert len(fake.calls) == 4
+    again = build_graph(changed, extractor="llm", llm=fake, previous=first)
+    assert len(fake.calls) == 4 and again.rebuilt["llm_calls"] == 1
+
+
+def test_a_reply_cut_by_the_token_limit_falls_back_to_the_rules_extractor_for_that_chunk(tmp_path, monkeypatch):
+    """A 0.5B model listing every noun runs out of tokens mid-JSON: that chunk is read by the rules extractor and
+    counted, the others by the model. Planted fault checked: the JSONReplyError not caught stops the build."""
+    monkeypatch.setenv("RAGLINE_CACHE", str(tmp_path / "cache"))
+
+    def reply(messages, *_):
+        text = messages[0]["content"]
+        if "Dario Fenn" in text:
+            return '{"entities": ["Dario Fenn", "Cora Mendel", "Marrow'  # cut by max_tokens
+        names = [n for n in ("Alder Voss", "Tessaly Guild", "Cora Mendel") if n in text]
+        return json.dumps({"entities": names, "relations": []})
+
+    graph = build_graph(DOCS, extractor="llm", llm=FakeLLM(reply, structured=True))
+    assert graph.rebuilt["llm_calls"] == 3 and graph.rebuilt["fallbacks"] == 1
+    assert "dario fenn" in graph.keys  # the rules extractor read chunk c
 
 
 TWO_PARTS = [

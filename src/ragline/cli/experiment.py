@@ -176,7 +176,8 @@ def add_parser(sub: Any) -> None:
         type=int,
         default=0,
         metavar="N",
-        help="raptor: also build a tree with LLM summaries (--llm) over the first N chunks, for its cost (0 = none)",
+        help="raptor: also build a tree with LLM summaries (--llm) over the first N chunks, for its cost; graph: "
+        "also a graph with the LLM entity extractor (--llm) over the first N chunks (0 = none)",
     )
     p.add_argument(
         "--condenser",

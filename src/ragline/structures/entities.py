@@ -137,7 +137,9 @@ class LLMEntityExtractor:
     A relation whose ends are not both among the chunk's entities is dropped; the names are placed in the
     sentences that mention them (a name no sentence contains is placed in the first), so that a graph
     built from either extractor has the same shape. ``calls`` and ``tokens`` count the uncached calls'
-    prompt and reply characters / 4 (the cost table's estimate).
+    prompt and reply characters / 4 (the cost table's estimate). A reply that is no JSON of the schema (cut by
+    the token limit: a 0.5B model lists every noun) falls back to the rules extractor for that chunk, counted in
+    ``fallbacks``: one chunk does not stop the graph.
     """
 
     name = "llm"
@@ -147,7 +149,7 @@ class LLMEntityExtractor:
 
         self._llm = llm if llm is None or isinstance(llm, CachedLLM) else CachedLLM(llm)
         self.model, self.max_tokens = model, int(max_tokens)
-        self.calls = self.tokens = 0
+        self.calls = self.tokens = self.fallbacks = 0
         self._rules = RuleEntityExtractor()
 
     @property
@@ -160,8 +162,15 @@ class LLMEntityExtractor:
 
     def extract(self, text: str, title: str = "") -> Extraction:
         messages = [{"role": "user", "content": PROMPT.format(text=(f"{title}\n{text}" if title else text))}]
-        reply = self.llm.generate_json(messages, ENTITY_SCHEMA, max_tokens=self.max_tokens)
+        from ragline.models.llm.json_schema import JSONReplyError
+
         self.calls += 1
+        try:
+            reply = self.llm.generate_json(messages, ENTITY_SCHEMA, max_tokens=self.max_tokens)
+        except JSONReplyError:
+            self.tokens += (len(messages[0]["content"]) + self.max_tokens * 4) // 4  # the reply ran to the cap
+            self.fallbacks += 1
+            return self._rules.extract(text, title)
         self.tokens += (len(messages[0]["content"]) + len(str(reply))) // 4
         names = [str(n).strip() for n in reply.get("entities", []) if str(n).strip() and entity_key(str(n))]
         if title.strip() and entity_key(title):

@@ -66,7 +66,7 @@ class EntityGraph:
     reports: list[Report] = field(default_factory=list)
     extractions: dict[str, Any] = field(default_factory=dict)  # chunk hash -> stored extraction
     partitions: dict[str, Partition] = field(default_factory=dict)  # component digest -> its communities
-    rebuilt: dict[str, int] = field(default_factory=dict)  # this build: components partitioned, reports built
+    rebuilt: dict[str, int] = field(default_factory=dict)  # this build: components partitioned, reports, LLM calls
 
     def chunk_entities(self, chunk: int) -> list[int]:
         return list(dict.fromkeys(e for sentence in self.mentions[chunk] for e in sentence))
@@ -140,6 +140,10 @@ def build_graph(
     )
     graph.reports, built = reports(graph, docs, report_sentences, previous.reports if previous is not None else ())
     graph.rebuilt = {"components": len(graph.partitions), "components_partitioned": runs, "reports_built": built}
+    # the extractor's uncached model calls and their estimated tokens (0 for the rules extractor)
+    graph.rebuilt.update(
+        llm_calls=getattr(ex, "calls", 0), tokens=getattr(ex, "tokens", 0), fallbacks=getattr(ex, "fallbacks", 0)
+    )
     return graph
 
 
@@ -247,14 +251,8 @@ def build_structure(index: Any, extractor: str = "rules", llm: Any = None, **par
     started = time.perf_counter()
     docs = list(index.documents())
     previous = load_graph(index.path) if index.path else None
-    calls_before = getattr(llm, "calls", 0)
     graph = build_graph(docs, extractor=extractor, llm=llm, previous=previous, **params)
-    cost = {
-        "llm_calls": getattr(llm, "calls", 0) - calls_before,
-        "tokens": 0,
-        "seconds": round(time.perf_counter() - started, 3),
-        **graph.rebuilt,
-    }
+    cost = {"seconds": round(time.perf_counter() - started, 3), **graph.rebuilt}
     if index.path:
         save_graph(graph, index.path, {"extractor": extractor, **params}, live_sources(index), cost)
     return graph
