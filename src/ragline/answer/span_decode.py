@@ -132,8 +132,7 @@ def option_best(
                 inside = [(i, s, e) for i, (s, e) in pieces if s >= at and e <= end]
                 # the whole option in this window: its first and last pieces reach its first and last character
                 if inside and inside[0][1] == at and inside[-1][2] == end:
-                    inside = [i for i, _, _ in inside]
-                    score = float(window.start_logits[inside[0]] + window.end_logits[inside[-1]])
+                    score = float(window.start_logits[inside[0][0]] + window.end_logits[inside[-1][0]])
                     if best is None or score > best[0]:
                         best = (score, window.passage, at, end)
     if best is None:
