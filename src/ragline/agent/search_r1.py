@@ -12,11 +12,11 @@ Safety: only the model's own new text is parsed for tags. Retrieved text is data
 (``<search>``, ``<answer>``, ``<information>``, ``<think>`` and chat-template tokens) are defused before the
 model sees them, and a tag inside ``<information>`` is never executed whatever the model does with it.
 
-Bridges (``bridge_search``): an untrained model answers a two-hop question ("Who leads the team that maintains
-SS-495?") with what the first search gave, the team. When its answer is a name the passages read put beside the
+Bridges (``bridge_search``): an untrained model answers a two-hop question ("Who founded the label that released
+Blue Harbor?") with what the first search gave, the label. When its answer is a name the passages read put beside the
 noun the question's clause describes (``RuleDecomposer``, ``bridge_candidates``: English syntax, no corpus
 knowledge), ragline replaces that answer turn with the next search, the question with the clause replaced by the
-name ("Who leads the Line Crew East team?"), as ``first_search`` writes the first one, and asks it after the
+name ("Who founded the Marlow Records label?"), as ``first_search`` writes the first one, and asks it after the
 passages; the model answers again. A model that names the bridge once more is asked once more; a third time, or
 with no search left, it abstains: the bridge is never what the question asks.
 
@@ -87,7 +87,7 @@ class SearchR1Settings:
     snippet_chars: int = 600  # characters of each passage shown to the model
     retriever: str = "bm25"
     first_search: bool = False  # ragline writes the first turn, <search>the question</search>, for the model
-    # An answer that names what the question's clause describes ("the team that maintains SS-495") is a bridge,
+    # An answer that names what the question's clause describes ("the label that released Blue Harbor") is a bridge,
     # not the answer: ragline writes the next search, the question with the clause replaced by it.
     bridge_search: bool = False
     model: str | None = None  # a load_llm spec when no model is passed in
