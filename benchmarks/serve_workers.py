@@ -8,7 +8,9 @@ reply is checked: a hit or source from a document outside the key's groups is a 
 an error. Then each probe question is searched 20 times with each key (over several connections, so both
 workers answer) and every repetition must return the same hits ("same ACL answers from either worker").
 The rate limit is counted across workers: a key at L a minute gets L requests through in all (one check
-with 2 workers). Prints one JSON line; --results FILE writes it too.
+with 2 workers). Requests/s follow the machine's load (the clients share its cores), so each run also counts
+the CPU seconds the server's processes and the Milvus server spent under the load: requests per CPU-second
+is the figure that holds from an idle machine to a busy one. Prints one JSON line; --results FILE writes it too.
 
 Usage: python benchmarks/serve_workers.py --clients 8 --seconds 30 --results benchmarks/results/serve_workers.json
 """
@@ -89,6 +91,21 @@ def stop_server(process: subprocess.Popen[bytes]) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` and its children (a server and its worker processes)."""
+    import psutil
+
+    root = psutil.Process(pid)
+    total = 0.0
+    for process in [root, *root.children(recursive=True)]:
+        try:
+            times = process.cpu_times()
+        except psutil.NoSuchProcess:  # a worker that exited meanwhile
+            continue
+        total += times.user + times.system
+    return total
 
 
 def hr_only_returned(reply: dict[str, Any], hr_only: set[str]) -> int:
@@ -205,8 +222,13 @@ def main() -> None:
             process, url = start_server(uri, keys_file, workers, 0)
             try:
                 log(f"{workers} worker(s): {args.clients} clients for {args.seconds:g} s")
-                runs[str(workers)] = {**load(url, keys, questions, hr_only, args.clients, args.seconds),
-                                      **consistency(url, keys, questions)}  # fmt: skip
+                cpu_before = cpu_seconds(process.pid), cpu_seconds(milvus.pid)
+                loaded = load(url, keys, questions, hr_only, args.clients, args.seconds)
+                server_cpu, store_cpu = (cpu_seconds(p) - b for p, b in zip((process.pid, milvus.pid), cpu_before))
+                per_cpu = loaded["ok"] / max(server_cpu + store_cpu, 1e-9)
+                loaded.update(server_cpu_s=round(server_cpu, 2), store_cpu_s=round(store_cpu, 2),
+                              requests_per_cpu_s=round(per_cpu, 2))  # fmt: skip
+                runs[str(workers)] = {**loaded, **consistency(url, keys, questions)}
             finally:
                 stop_server(process)
         limited = rate_limit_check(uri, keys_file, add_key(keys_file, "limited", ["all"]))
