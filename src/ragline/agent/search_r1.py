@@ -125,7 +125,6 @@ class SearchR1Reader:
         self.index, self.settings, self.llm = index, settings, llm
         self.retriever = build_retriever(settings.retriever, index)
         self.check = SupportCheck(analyzer=index.settings.analyzer)
-        self.analyze = index.settings.analyzer
 
     @property
     def name(self) -> str:
@@ -270,7 +269,7 @@ class SearchR1Reader:
         hops = bridging.hops
         if len(hops) < 2:
             return None
-        bridges = bridge_candidates(hops[0].text, hops[0].head, read, self.analyze)
+        bridges = bridge_candidates(hops[0].text, hops[0].head, read, self.index.settings.analyzer)
         named = [b for b in bridges if b.phrase != b.name and normalize_answer(b.name) == wanted]  # beside the noun
         if not named:
             return None

@@ -206,6 +206,7 @@ def answer_kind(question: str) -> str:
 
 
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
+_WH = ("which", "who", "what", "whose", "whom")
 _RUN_OF_NAMES = re.compile(r"((?:[A-Z0-9][\w'.&-]*\s+)*[A-Z0-9][\w'.&-]*)$")
 
 
@@ -219,7 +220,7 @@ def offered_options(question: str) -> tuple[str, str] | None:
     QMA?": its answer is neither).
     """
     text = question.strip().rstrip("?").strip()
-    wh = re.match(r"^\s*(which|who|what|whose|whom)\b", text, re.IGNORECASE)
+    wh = re.match(rf"^\s*({'|'.join(_WH)})\b", text, re.IGNORECASE)
     if " or " not in text or not wh:
         return None
     before, after = text.rsplit(" or ", 1)
@@ -232,7 +233,7 @@ def offered_options(question: str) -> tuple[str, str] | None:
         if run is None:
             return None
         first = run.group(1)
-        while first and first.split()[0].lower() in {"which", "who", "what", "whose", "whom"}:
+        while first and first.split()[0].lower() in _WH:
             first = first.split(" ", 1)[1] if " " in first else ""
     options = tuple(_ARTICLE.sub("", part.strip()) for part in (first, after))
     return (options[0], options[1]) if all(options) else None

@@ -33,7 +33,7 @@ from typing import Any
 
 from ragline.answer.context import Context
 from ragline.answer.questions import fits_asked_type, offered_options
-from ragline.answer.span_decode import SpanChoice, Window, decode, option_best
+from ragline.answer.span_decode import Window, decode, option_best
 from ragline.answer.support import answers_question
 from ragline.errors import ConfigError, ModelError
 from ragline.types import Answer, Citation
@@ -111,20 +111,6 @@ def score_windows(model: Any, encoded: Encoded, batch_size: int = 16) -> list[Wi
                 w = first + i
                 windows.append(Window(encoded.passages[w], starts[i], ends[i], encoded.offsets[w]))
     return windows
-
-
-def read_spans(
-    model: Any,
-    tokenizer: Any,
-    question: str,
-    passages: Sequence[str],
-    max_length: int = DEFAULT_MAX_LENGTH,
-    stride: int = DEFAULT_STRIDE,
-    max_tokens: int = DEFAULT_MAX_TOKENS,
-) -> SpanChoice:
-    """The best span of ``passages`` for ``question`` (and the null score): encode, score, decode."""
-    windows = score_windows(model, encode_windows(tokenizer, question, passages, max_length, stride))
-    return decode(windows, max_tokens)
 
 
 def load_qa_model(model: str, what: str = "span reader model") -> tuple[Any, Any, Path]:

@@ -45,7 +45,8 @@ def run(
     index = Index.create(None, IndexSettings(embedder="minilm") if needs_embeddings(list(retrievers)) else None)
     index.add(corpus.documents)
     index.commit()
-    graph, cost = _graph_cost(list(index.documents()), "rules")
+    documents = list(index.documents())
+    graph, cost = _graph_cost(documents, "rules")
     questions = [q for q in corpus.questions if q.gold_doc_ids]
     scores: dict[str, dict[str, float]] = {}
     rows = []
@@ -73,7 +74,7 @@ def run(
         "metric": f"all-gold recall at {budget} (every gold document among the top {budget})",
         "rows": rows,
         "cost": cost,
-        "llm_cost": _graph_cost(list(index.documents())[:llm_chunks], "llm", llm)[1] if llm_chunks else None,
+        "llm_cost": _graph_cost(documents[:llm_chunks], "llm", llm)[1] if llm_chunks else None,
     }
 
 
