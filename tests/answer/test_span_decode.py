@@ -70,6 +70,20 @@ def test_threshold_maximizes_f1_over_answerable_and_unanswerable():
     assert f1 == pytest.approx((1 + 1 + 0.5 + 1 + 1) / 5)
 
 
+def test_balanced_threshold_weighs_both_kinds_equally_whatever_their_share():
+    """Five answerable examples (F1 1, margins -4, -3, -2, 1, 2) and one unanswerable (margin 0). Counted one
+    by one, answering all six is best (5 of 6 right); weighed by kind, the one unanswerable example weighs as
+    much as the five answerable ones, and declining it (and the two answerable examples above it) is best:
+    half of 3/5 plus half of 1. Planted fault: ``balanced`` ignored fails."""
+    margins = [-4.0, -3.0, -2.0, 1.0, 2.0, 0.0]
+    f1s = [1.0, 1.0, 1.0, 1.0, 1.0, 0.0]
+    answerable = [True, True, True, True, True, False]
+    threshold, f1 = best_threshold(margins, f1s, answerable)
+    assert threshold >= 2.0 and f1 == pytest.approx(5 / 6)
+    threshold, f1 = best_threshold(margins, f1s, answerable, balanced=True)
+    assert -2.0 <= threshold < 0.0 and f1 == pytest.approx(0.5 * 3 / 5 + 0.5 * 1)
+
+
 def test_polar_questions():
     assert is_polar("Were Scott Derrickson and Ed Wood of the same nationality?")
     assert is_polar("Is the Laleli Mosque in Turkey?")

@@ -218,3 +218,24 @@ def test_scifact_fusion_scores_every_leg_fusion_and_bm25_setting_against_the_def
     assert rows["dense minilm"]["ndcg@10"] < first  # the tiny set's near misses fool the dense leg once
     same = rows["bm25 k1=0.9 b=0.4"]
     assert {m: same[m] for m in ("ndcg@10", "mrr@10")} == {m: rows["bm25"][m] for m in ("ndcg@10", "mrr@10")}
+
+
+@pytest.mark.slow
+@pytest.mark.models
+def test_reader_dev_slice_reports_both_calibrations_per_model_and_window(tmp_path: Path) -> None:
+    """The packaged MiniLM with a new head on a tiny SQuAD-layout file, two window lengths. Planted fault: the
+    ``balanced`` row calibrated without ``balanced=True`` (its F1 is then the mean over examples, and the
+    dev slice holds half as many no-answer examples as answerable ones) fails the last assert."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from train.tiny_squad import write_tiny_squad
+
+    data = write_tiny_squad(tmp_path / "tiny.jsonl.gz", articles=8, per_article=6)
+    report = _run("reader_dev_slice", "--data", str(data), "--model", "minilm", "--max-length", "48",
+                  "--max-length", "64", "--stride", "16", "--dev-questions", "12", "--no-answer", "removed",
+                  cache=tmp_path / "cache")  # fmt: skip
+    assert [row["max_length"] for row in report["rows"]] == [48, 64]
+    for row in report["rows"]:
+        assert row["answerable"] == report["dev_questions"] and row["no_answer"] == report["dev_no_answer"] > 0
+        assert 0.0 <= row["margin_auc"] <= 1.0
+        balanced = row["balanced"]
+        assert balanced["f1"] == pytest.approx(0.5 * balanced["hasans_f1"] + 0.5 * balanced["noans_declined"], abs=2e-4)

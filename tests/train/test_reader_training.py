@@ -3,7 +3,6 @@ reads SQuAD-layout files with typed errors, and makes no-answer examples from an
 
 from __future__ import annotations
 
-import gzip
 import json
 import random
 from pathlib import Path
@@ -14,6 +13,7 @@ from ragline.errors import ConfigError, InputError
 from ragline.train.reader import ReaderTraining, _base_rounds, train_reader, training_examples
 from ragline.train.reader_data import (
     QA,
+    EntitySwaps,
     Paragraph,
     RareWords,
     new_questions,
@@ -21,30 +21,9 @@ from ragline.train.reader_data import (
     read_paragraphs,
     split_articles,
 )
+from train.tiny_squad import FILLER, write_tiny_squad
 
 pytest.importorskip("transformers")
-
-FILLER = ["The weather was mild that year.", "Many birds sang in the old park.", "A river runs past the hill."]
-
-
-def write_tiny_squad(path: Path, articles: int = 6, per_article: int = 4) -> Path:
-    """Paragraphs whose answer is always the code after "The code is": a span a reader learns in a few steps."""
-    rng = random.Random(0)
-    lines = []
-    for a in range(articles):
-        for p in range(per_article):
-            code = f"{rng.choice('KQXZ')}{rng.choice('VWYJ')}-{rng.randint(10, 99)}"
-            sents = [*rng.sample(FILLER, 2), f"The code is {code}.", rng.choice(FILLER)]
-            rng.shuffle(sents)
-            context = " ".join(sents)
-            start = context.index(code)
-            answers = [{"text": code, "answer_start": start}]
-            qa = {"id": f"a{a}p{p}", "question": "What is the code?", "answers": answers}
-            lines.append(json.dumps({"id": f"a{a}p{p}", "title": f"Article_{a}", "context": context, "qas": [qa]}))
-    with gzip.open(path, "wt", encoding="utf-8") as handle:
-        handle.write("\n".join(lines) + "\n")
-    return path
-
 
 TINY = ReaderTraining(
     dev_fraction=0.34, dev_questions=8, max_questions=None, no_answer="other", no_answer_share=0.25,
@@ -237,3 +216,40 @@ def test_new_settings_leave_earlier_models_up_to_date_and_cards_count_every_roun
     assert _base_rounds("trained:r1") == {"id": "r1@abc", "seen": 8000}
     (folder / "card.json").write_text(json.dumps({**card, "examples_seen_total": 15000}), encoding="utf-8")
     assert _base_rounds("trained:r1")["seen"] == 15000
+
+
+def _swap_world() -> tuple[QA, dict[str, list[Paragraph]]]:
+    own = "Roger was the brother of Robert Guiscard. The Norman conquest of Sicily began in 1061 under Roger."
+    qa = QA("s1", "When did Roger begin the Norman conquest?", own, (own.index("1061"), own.index("1061") + 4),
+            ("1061",), "Normans")  # fmt: skip
+    others = {
+        "Iberia": [Paragraph("Iberia", "Text.", (QA("i1", "Who ruled Portugal in 1143?", "Text.", None),))],
+        "Islands": [Paragraph("Islands", "Text.", (QA("k1", "Why did Sicily trade with Malta?", "Text.", None),))],
+    }
+    normans = [Paragraph("Normans", own, (qa,)), Paragraph("Normans", "Norman masons built churches in Sicily.", ())]
+    return qa, {"Normans": normans, **others}
+
+
+def test_swapped_no_answer_replaces_a_name_the_paragraph_holds_with_one_it_never_mentions():
+    """A ``swapped`` example keeps the question's own paragraph and changes one name (or number) the paragraph
+    holds into one of the same shape from another article that the paragraph never mentions; the article's own
+    names are never stand-ins. Planted faults, each checked to fail here: dropping the "never mentions" filter
+    (Sicily, from the Islands article, could stand in for Roger's one-word shape and leave it answerable) and
+    swapping a name the paragraph does not hold."""
+    qa, by_title = _swap_world()
+    swaps = EntitySwaps(by_title)
+    for seed in range(20):
+        swapped = swaps.swap(qa, random.Random(seed))
+        assert swapped is not None and swapped != qa.question
+        before, after = qa.question.rstrip("?").split(), swapped.rstrip("?").split()
+        changed = [(b, a) for b, a in zip(before, after) if b != a]
+        assert len(before) == len(after) and len(changed) == 1, (qa.question, swapped)
+        anchor, stand_in = changed[0]
+        assert anchor in qa.context and stand_in.lower() not in qa.context.lower()
+        assert stand_in in {"Portugal", "Malta"}  # one word, from the other articles, absent from the paragraph
+    assert swaps.swap(QA("s2", "Who painted Guernica?", qa.context, None), random.Random(0)) is None
+    made = no_answer_examples([qa] * 6, by_title, "adversarial", 1.0, random.Random(0))
+    assert {m.id.rsplit("-", 1)[1] for m in made} == {"swapped", "similar", "removed"}
+    for m in made:
+        assert m.answer is None
+        assert (m.question != qa.question and m.context == qa.context) if m.id.endswith("swapped") else True

@@ -91,29 +91,37 @@ def decode(windows: Sequence[Window], max_tokens: int = 30) -> SpanChoice:
 
 
 def best_threshold(
-    margins: Sequence[float], f1_if_answered: Sequence[float], answerable: Sequence[bool]
+    margins: Sequence[float],
+    f1_if_answered: Sequence[float],
+    answerable: Sequence[bool],
+    balanced: bool = False,
 ) -> tuple[float, float]:
     """(threshold, mean F1): the threshold on ``null - best`` that maximizes the mean F1 over examples.
 
     An example answers when its margin is at most the threshold: it then scores ``f1_if_answered`` (0 for an
-    unanswerable one); abstaining scores 1 on an unanswerable example, 0 on an answerable one.
+    unanswerable one); abstaining scores 1 on an unanswerable example, 0 on an answerable one. ``balanced``
+    weighs the two kinds equally (each answerable example 1 / its count, each unanswerable 1 / its count, the
+    mean over both halves returned): the threshold then does not lean on how many no-answer examples the
+    calibration set happened to hold, which a reader in use cannot know.
     """
     n = len(margins)
     if n == 0:
         return 0.0, 0.0
-    abstain_all = sum(1.0 for a in answerable if not a)
+    n_no = sum(1 for a in answerable if not a)
+    weight_has, weight_no = (0.5 / max(1, n - n_no), 0.5 / max(1, n_no)) if balanced else (1 / n, 1 / n)
+    abstain_all = n_no * weight_no
     order = sorted(range(n), key=lambda i: margins[i])
     best_score, best_threshold_value = abstain_all, min(margins) - 1.0
     score = abstain_all
     for position, i in enumerate(order):
-        score += f1_if_answered[i] if answerable[i] else -1.0
+        score += f1_if_answered[i] * weight_has if answerable[i] else -weight_no
         following = margins[order[position + 1]] if position + 1 < n else None
         if following is not None and following == margins[i]:
             continue  # ties answer together
-        if score > best_score:
+        if score > best_score + 1e-12:
             best_score = score
             best_threshold_value = margins[i] if following is None else (margins[i] + following) / 2
-    return float(best_threshold_value), best_score / n
+    return float(best_threshold_value), best_score
 
 
 def option_best(

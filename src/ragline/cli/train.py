@@ -31,7 +31,8 @@ _ONLY = {
     ),
 }
 _TRAINERS = ("reranker", "embedder", "reader")
-_NO_ANSWER_MODES = ("both", "other", "removed", "similar", "hard", "none")  # ragline.train.reader's, "none" last
+# ragline.train.reader's, "none" last
+_NO_ANSWER_MODES = ("both", "other", "removed", "similar", "hard", "swapped", "adversarial", "none")
 
 
 def _settings_class(kind: str) -> Any:
@@ -161,7 +162,8 @@ def add_parser(sub: Any) -> None:
         dest="no_answer",
         choices=_NO_ANSWER_MODES,
         help="how no-answer examples are made (both; similar: the article's paragraph sharing the question's "
-        "rare words; hard: similar and removed)",
+        "rare words; hard: similar and removed; swapped: the question's name or number replaced by another article's; "
+        "adversarial: swapped, similar and removed)",
     )
     reader.add_argument(
         "--dev-no-answer",

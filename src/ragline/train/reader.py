@@ -15,7 +15,12 @@ No-answer examples (SQuAD v1.1 has none) are made from the answerable ones, both
 - ``similar``: the paragraph of the same article, not its own and without the answer text, that shares the
   most of the question's rare words (the sum of the BM25 IDF of the question's terms it holds; IDF over
   every paragraph of the file): a distractor on the question's own words, as SQuAD 2.0's unanswerable
-  questions are; ``"hard"`` alternates ``similar`` and ``removed``.
+  questions are; ``"hard"`` alternates ``similar`` and ``removed``;
+- ``swapped``: the question itself changed, a name or number it shares with its own paragraph replaced by one
+  of the same shape from another article (``reader_data.EntitySwaps``), paired with its own paragraph: the
+  paragraph shares every other word of the question and no longer holds what it asks about, the "entity swap"
+  kind of SQuAD 2.0's unanswerable questions; ``"adversarial"`` alternates ``swapped``, ``similar`` and
+  ``removed``.
 
 ``no_answer_share`` of the sampled questions get such a counterpart, pointing at ``[CLS]``. The dev slice's
 no-answer examples are made the ``dev_no_answer`` way (``both`` by default; a run trained on hard examples
@@ -64,7 +69,7 @@ from ragline.train.reader_data import (
 )
 
 Log = Callable[[str], None]
-NO_ANSWER_MODES = ("both", "other", "removed", "similar", "hard", "none")
+NO_ANSWER_MODES = ("both", "other", "removed", "similar", "hard", "swapped", "adversarial", "none")
 # Settings added after models were trained: left out of the key at their default, so those stay up to date.
 _LATER_DEFAULTS = {"dev_no_answer": "both", "skip_questions": 0}
 
@@ -206,8 +211,11 @@ def targets(
     return inputs, torch.tensor(starts), torch.tensor(ends)  # type: ignore[return-value]
 
 
-def dev_figures(model: Any, tokenizer: Any, dev: list[QA], settings: ReaderTraining) -> dict[str, float]:
-    """Read every dev example whole (all windows), decode, calibrate the threshold: F1 and the threshold."""
+def dev_margins(
+    model: Any, tokenizer: Any, dev: list[QA], settings: ReaderTraining
+) -> tuple[list[float], list[float], list[bool]]:
+    """Read every dev example whole (all windows) and decode: per example its margin (``null - best``), the F1
+    of its best span (0 for a no-answer example) and whether it is answerable."""
     margins, f1s, answerable = [], [], []
     for qa in dev:
         windows = score_windows(
@@ -218,7 +226,14 @@ def dev_figures(model: Any, tokenizer: Any, dev: list[QA], settings: ReaderTrain
         margins.append(choice.margin)
         f1s.append(answer_f1(text, list(qa.answers)) if qa.answer is not None else 0.0)
         answerable.append(qa.answer is not None)
-    threshold, f1 = best_threshold(margins, f1s, answerable)
+    return margins, f1s, answerable
+
+
+def threshold_figures(
+    margins: list[float], f1s: list[float], answerable: list[bool], balanced: bool = False
+) -> dict[str, float]:
+    """The calibrated threshold (``span_decode.best_threshold``) and what it gives on these examples."""
+    threshold, f1 = best_threshold(margins, f1s, answerable, balanced)
     has = [f for f, a in zip(f1s, answerable) if a]
     answered = [m <= threshold for m in margins]
     no = [ans for ans, a in zip(answered, answerable) if not a]
@@ -229,6 +244,11 @@ def dev_figures(model: Any, tokenizer: Any, dev: list[QA], settings: ReaderTrain
         "hasans_f1": round(sum(f for f, a, ans in zip(f1s, answerable, answered) if a and ans) / max(1, len(has)), 4),
         "noans_declined": round(sum(1 for ans in no if not ans) / max(1, len(no)), 4),
     }
+
+
+def dev_figures(model: Any, tokenizer: Any, dev: list[QA], settings: ReaderTraining) -> dict[str, float]:
+    """Read the dev slice, calibrate the threshold: F1 and the threshold."""
+    return threshold_figures(*dev_margins(model, tokenizer, dev, settings))
 
 
 def train_reader(

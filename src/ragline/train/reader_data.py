@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 import random
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,19 +95,32 @@ def no_answer_examples(
         return []
     made = []
     picked = rng.sample(questions, round(len(questions) * share))
-    alternate = {"both": ("other", "removed"), "hard": ("similar", "removed")}
-    rare = RareWords(by_title) if mode in ("similar", "hard") else None
+    ways = ALTERNATING.get(mode, (mode,))
+    rare = RareWords(by_title) if "similar" in ways else None
+    swaps = EntitySwaps(by_title) if "swapped" in ways else None
     for number, qa in enumerate(picked):
-        way = alternate[mode][number % 2] if mode in alternate else mode
+        way = ways[number % len(ways)]
+        question, context = qa.question, None
         if way == "other":
             context = _other_paragraph(qa, by_title, rng)
         elif way == "similar" and rare is not None:
             context = rare.closest_without_answer(qa)
+        elif way == "swapped" and swaps is not None:
+            swapped = swaps.swap(qa, rng)
+            question, context = (swapped, qa.context) if swapped is not None else (question, None)
         else:
             context = _without_answer_sentence(qa)
         if context is not None:
-            made.append(QA(f"{qa.id}-no-{way}", qa.question, context, None, (), qa.title))
+            made.append(QA(f"{qa.id}-no-{way}", question, context, None, (), qa.title))
     return made
+
+
+# The modes that alternate several ways, in turn over the picked questions.
+ALTERNATING = {
+    "both": ("other", "removed"),
+    "hard": ("similar", "removed"),
+    "adversarial": ("swapped", "similar", "removed"),
+}
 
 
 class RareWords:
@@ -149,6 +163,56 @@ class RareWords:
             if score > best_score:
                 best, best_score = p.context, score
         return best
+
+
+class EntitySwaps:
+    """The question with a name or number it shares with its paragraph replaced by one of the same shape from
+    another article's questions that the paragraph never mentions ("When did the Normans conquer Sicily?" ->
+    "... conquer Portugal?"): the paragraph still shares the question's other words but no longer holds what it
+    asks about, the "entity swap" kind of unanswerable question SQuAD 2.0's writers made. Names are found by the
+    graph's capitalization rules (``structures.entities``); a shape is a name's word count or a number's digit
+    count."""
+
+    def __init__(self, by_title: dict[str, list[Paragraph]]) -> None:
+        self.pool: dict[tuple[str, int], list[tuple[str, str]]] = {}  # shape -> (title, name), in file order
+        for title, paragraphs in by_title.items():
+            names = {n for p in paragraphs for qa in p.qas for n in self.names(qa.question)}
+            for name in sorted(names):
+                self.pool.setdefault(_shape(name), []).append((title, name))
+
+    @staticmethod
+    def names(question: str) -> list[str]:
+        from ragline.structures.entities import RuleEntityExtractor
+
+        return RuleEntityExtractor().query_names(question) + _NUMBER.findall(question)
+
+    def swap(self, qa: QA, rng: random.Random) -> str | None:
+        """The swapped question, or None when it names nothing its paragraph holds or no stand-in fits."""
+        lowered = qa.context.lower()
+        anchors = [n for n in self.names(qa.question) if _mentions(lowered, n)]
+        rng.shuffle(anchors)
+        for anchor in anchors:
+            stand_ins = [
+                name
+                for title, name in self.pool.get(_shape(anchor), [])
+                if title != qa.title and not _mentions(lowered, name) and name.lower() not in qa.question.lower()
+            ]
+            at = re.search(rf"(?<!\w){re.escape(anchor)}(?!\w)", qa.question)
+            if stand_ins and at is not None:
+                return qa.question[: at.start()] + rng.choice(stand_ins) + qa.question[at.end() :]
+        return None
+
+
+_NUMBER = re.compile(r"(?<![\w.,])\d+(?![\w.,]\d)")
+
+
+def _shape(name: str) -> tuple[str, int]:
+    return ("number", len(name)) if name.isdigit() else ("name", len(name.split()))
+
+
+def _mentions(lowered_text: str, name: str) -> bool:
+    lowered = name.lower()  # the substring test first: most names are not there, and it is much cheaper
+    return lowered in lowered_text and re.search(rf"(?<!\w){re.escape(lowered)}(?!\w)", lowered_text) is not None
 
 
 def _other_paragraph(qa: QA, by_title: dict[str, list[Paragraph]], rng: random.Random) -> str | None:

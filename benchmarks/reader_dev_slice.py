@@ -1,0 +1,85 @@
+"""Trained span readers compared on the dev slice of their training file (never on evaluation data).
+
+The trainer checks a reader on 100 dev questions; this reads more of the held-out articles (``--dev-questions``,
+the same article split and seed as ``ragline train reader``) with no-answer examples made the ``--no-answer``
+way, and reports per model and window length: answerable F1 when the reader must answer, how well the
+no-answer margin (``null - best``) separates the two kinds (AUC: the share of (answerable, no-answer) pairs the
+margin orders right), and what a threshold calibrated two ways gives: ``mean`` (the mean F1 over the examples,
+what the trainer stores) and ``balanced`` (both kinds weighed equally, whatever their share here). Settings for
+evaluation sets are chosen from this table, not from the sets themselves:
+
+    PYTHONPATH=src python benchmarks/reader_dev_slice.py --model trained:squad-r2 --model trained:squad-r3 \
+        --dev-questions 400 --no-answer adversarial --out benchmarks/results/reader_dev_slice.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import bench_root, log, print_result, write_result  # noqa: E402
+
+
+def figures(model: str, dev: list[Any], max_length: int, stride: int) -> dict[str, Any]:
+    """One model at one window length on the dev examples."""
+    import torch
+
+    from ragline.answer.span_reader import load_qa_model
+    from ragline.reflect.train import auc
+    from ragline.train.reader import ReaderTraining, dev_margins, threshold_figures
+
+    torch.set_num_threads(2)
+    network, tokenizer, _ = load_qa_model(model)
+    network.eval()
+    settings = ReaderTraining(max_length=max_length, stride=stride)
+    with torch.no_grad():
+        margins, f1s, answerable = dev_margins(network, tokenizer, dev, settings)
+    return {
+        "model": model,
+        "max_length": max_length,
+        "answerable": sum(answerable),
+        "no_answer": len(answerable) - sum(answerable),
+        # a no-answer example should have the larger margin: label 1 for it, the margin as its score
+        "margin_auc": round(auc(margins, [0 if a else 1 for a in answerable]) or 0.0, 4),
+        "mean": threshold_figures(margins, f1s, answerable),
+        "balanced": threshold_figures(margins, f1s, answerable, balanced=True),
+    }
+
+
+def main() -> None:
+    from ragline.train.reader import ReaderTraining, training_examples
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=bench_root() / "reader_train" / "squad_v1.1_train.jsonl.gz")
+    parser.add_argument("--model", action="append", required=True, help="trained:NAME (repeat to compare)")
+    parser.add_argument("--max-length", type=int, action="append", help="window pieces (repeat; 128)")
+    parser.add_argument("--stride", type=int, default=32)
+    parser.add_argument("--dev-questions", type=int, default=400)
+    parser.add_argument("--no-answer", default="adversarial", help="how the dev no-answer examples are made")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    settings = ReaderTraining(dev_questions=args.dev_questions, dev_no_answer=args.no_answer, max_questions=1)
+    _, dev, counts = training_examples(args.data, settings, log)
+    rows = []
+    for model in args.model:
+        for max_length in args.max_length or [128]:
+            log(f"{model}, windows of {max_length}")
+            rows.append(figures(model, dev, max_length, args.stride))
+    result = {
+        "data": args.data.name,
+        "dev_articles": counts["dev_articles"],
+        "dev_questions": counts["dev_questions"],
+        "dev_no_answer": counts["dev_no_answer"],
+        "no_answer": args.no_answer,
+        "rows": rows,
+    }
+    if args.out:
+        write_result(args.out, result)
+    print_result(result)
+
+
+if __name__ == "__main__":
+    main()
