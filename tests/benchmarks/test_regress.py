@@ -146,6 +146,8 @@ HEADLINES: list[tuple[str, str, Callable[[dict[str, Any]], str]]] = [
      lambda c: f"{_of('answerable: correct')(c) / _of('answerable: correct')(_checks('squad_extractive')):.0f}"),
     ("but answers {} of the unanswerable", "squad_readers", lambda c: _pct(1 - _of("unanswerable")(c))),
     ("declines {} of the time", "squad_extractive", lambda c: _pct(_of("unanswerable")(c))),
+    ("answerable F1 **{}** on SQuAD 2.0", "squad_span_reader_rounds", lambda c: f"{_of('answerable F1')(c):.2f}"),
+    ("and declines {} of its unanswerable", "squad_span_reader_rounds", lambda c: _pct(_of("unanswerable")(c))),
     ("rose from {} to", "qa_support", lambda c: f"{_of('SQuAD articles 4-5 support precision, before')(c):.2f}"),
     ("to {} with the question-answering", "qa_support",
      lambda c: f"{_of('SQuAD articles 4-5 support precision, with')(c):.2f}"),
