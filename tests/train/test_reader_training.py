@@ -16,6 +16,7 @@ from ragline.train.reader_data import (
     EntitySwaps,
     Paragraph,
     RareWords,
+    negate,
     new_questions,
     no_answer_examples,
     read_paragraphs,
@@ -253,3 +254,20 @@ def test_swapped_no_answer_replaces_a_name_the_paragraph_holds_with_one_it_never
     for m in made:
         assert m.answer is None
         assert (m.question != qa.question and m.context == qa.context) if m.id.endswith("swapped") else True
+
+
+def test_negated_no_answer_contracts_the_questions_auxiliary_and_skips_what_a_negation_could_answer():
+    """``negated`` turns the first auxiliary past the question word into its negated contraction, so an inverted
+    question stays grammatical; a yes/no question, one already negated, and one whose answer sentence negates are
+    left alone. Planted faults, each checked to fail here: negating the opening auxiliary of a yes/no question,
+    and dropping the answer-sentence check."""
+    context = "The quake struck in 2008. It was not felt in Tibet, which lies to the west."
+    qa = QA("n1", "In what year did the quake strike?", context, (context.index("2008"), context.index("2008") + 4),
+            ("2008",), "T")  # fmt: skip
+    assert negate(qa) == "In what year didn't the quake strike?"
+    assert negate(QA("n2", "Did the quake strike in 2008?", context, qa.answer, ("2008",), "T")) is None
+    assert negate(QA("n3", "What year didn't the quake strike?", context, qa.answer, ("2008",), "T")) is None
+    tibet = (context.index("Tibet"), context.index("Tibet") + 5)
+    assert negate(QA("n4", "Where was the quake felt?", context, tibet, ("Tibet",), "T")) is None
+    made = no_answer_examples([qa] * 4, {"T": [Paragraph("T", context, (qa,))]}, "negated", 1.0, random.Random(0))
+    assert made and all(m.question == "In what year didn't the quake strike?" and m.context == context for m in made)

@@ -32,7 +32,18 @@ _ONLY = {
 }
 _TRAINERS = ("reranker", "embedder", "reader")
 # ragline.train.reader's, "none" last
-_NO_ANSWER_MODES = ("both", "other", "removed", "similar", "hard", "swapped", "adversarial", "none")
+_NO_ANSWER_MODES = (
+    "both",
+    "other",
+    "removed",
+    "similar",
+    "hard",
+    "swapped",
+    "negated",
+    "adversarial",
+    "adversarial-negated",
+    "none",
+)
 
 
 def _settings_class(kind: str) -> Any:
@@ -163,7 +174,8 @@ def add_parser(sub: Any) -> None:
         choices=_NO_ANSWER_MODES,
         help="how no-answer examples are made (both; similar: the article's paragraph sharing the question's "
         "rare words; hard: similar and removed; swapped: the question's name or number replaced by another article's; "
-        "adversarial: swapped, similar and removed)",
+        "negated: 'not' after the question's auxiliary verb; adversarial: swapped, similar and removed; "
+        "adversarial-negated: the four)",
     )
     reader.add_argument(
         "--dev-no-answer",

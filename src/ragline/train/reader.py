@@ -20,6 +20,9 @@ No-answer examples (SQuAD v1.1 has none) are made from the answerable ones, both
   of the same shape from another article (``reader_data.EntitySwaps``), paired with its own paragraph: the
   paragraph shares every other word of the question and no longer holds what it asks about, the "entity swap"
   kind of SQuAD 2.0's unanswerable questions; ``"adversarial"`` alternates ``swapped``, ``similar`` and
+  ``removed``;
+- ``negated``: the question with "not" after its auxiliary verb, with its own paragraph (``reader_data.negate``:
+  SQuAD 2.0's "negation" kind); ``"adversarial-negated"`` alternates ``swapped``, ``negated``, ``similar`` and
   ``removed``.
 
 ``no_answer_share`` of the sampled questions get such a counterpart, pointing at ``[CLS]``. The dev slice's
@@ -69,7 +72,18 @@ from ragline.train.reader_data import (
 )
 
 Log = Callable[[str], None]
-NO_ANSWER_MODES = ("both", "other", "removed", "similar", "hard", "swapped", "adversarial", "none")
+NO_ANSWER_MODES = (
+    "both",
+    "other",
+    "removed",
+    "similar",
+    "hard",
+    "swapped",
+    "negated",
+    "adversarial",
+    "adversarial-negated",
+    "none",
+)
 # Settings added after models were trained: left out of the key at their default, so those stay up to date.
 _LATER_DEFAULTS = {"dev_no_answer": "both", "skip_questions": 0}
 

@@ -108,6 +108,9 @@ def no_answer_examples(
         elif way == "swapped" and swaps is not None:
             swapped = swaps.swap(qa, rng)
             question, context = (swapped, qa.context) if swapped is not None else (question, None)
+        elif way == "negated":
+            negated = negate(qa)
+            question, context = (negated, qa.context) if negated is not None else (question, None)
         else:
             context = _without_answer_sentence(qa)
         if context is not None:
@@ -120,6 +123,7 @@ ALTERNATING = {
     "both": ("other", "removed"),
     "hard": ("similar", "removed"),
     "adversarial": ("swapped", "similar", "removed"),
+    "adversarial-negated": ("swapped", "negated", "similar", "removed"),
 }
 
 
@@ -204,6 +208,31 @@ class EntitySwaps:
 
 
 _NUMBER = re.compile(r"(?<![\w.,])\d+(?![\w.,]\d)")
+
+
+# An auxiliary verb and its negated contraction: the contraction stays grammatical where the auxiliary is inverted
+# ("did the quake occur" -> "didn't the quake occur"), where a bare "not" after it would not be.
+_NEGATED = {"is": "isn't", "are": "aren't", "was": "wasn't", "were": "weren't", "do": "don't", "does": "doesn't",
+            "did": "didn't", "can": "can't", "could": "couldn't", "has": "hasn't", "have": "haven't", "had": "hadn't",
+            "will": "won't", "would": "wouldn't", "should": "shouldn't", "must": "mustn't"}  # fmt: skip
+_NEGATION = re.compile(r"\b(?:not|never|no|none|nor|cannot)\b|n't\b", re.IGNORECASE)
+
+
+def negate(qa: QA) -> str | None:
+    """The question with its first auxiliary verb past the question word negated ("What did the Normans
+    conquer?" -> "What didn't the Normans conquer?"), the "negation" kind of SQuAD 2.0's unanswerable questions;
+    None for a question that opens with its auxiliary (yes/no), has none, or already negates, or when the
+    sentence holding the answer negates (it might then answer the negated question)."""
+    if _NEGATION.search(qa.question) or qa.answer is None:
+        return None
+    start, end = qa.answer
+    if any(_NEGATION.search(qa.context[s:e]) for s, e in sentences(qa.context) if s < end and e > start):
+        return None
+    words = qa.question.split(" ")
+    for i, word in enumerate(words[1:], 1):
+        if word.lower() in _NEGATED:
+            return " ".join([*words[:i], _NEGATED[word.lower()], *words[i + 1 :]])
+    return None
 
 
 def _shape(name: str) -> tuple[str, int]:
