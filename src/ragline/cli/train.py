@@ -14,6 +14,7 @@ from typing import Any
 from ragline.cli.common import add_common, emit_json, positive_int
 from ragline.errors import ConfigError
 from ragline.progress import stderr
+from ragline.train.reader_data import NO_ANSWER_MODES
 
 # Flags of one kind only: given for the other kind they are an error, not silently ignored.
 _ONLY = {
@@ -31,19 +32,6 @@ _ONLY = {
     ),
 }
 _TRAINERS = ("reranker", "embedder", "reader")
-# ragline.train.reader's, "none" last
-_NO_ANSWER_MODES = (
-    "both",
-    "other",
-    "removed",
-    "similar",
-    "hard",
-    "swapped",
-    "negated",
-    "adversarial",
-    "adversarial-negated",
-    "none",
-)
 
 
 def _settings_class(kind: str) -> Any:
@@ -171,7 +159,7 @@ def add_parser(sub: Any) -> None:
     reader.add_argument(
         "--no-answer",
         dest="no_answer",
-        choices=_NO_ANSWER_MODES,
+        choices=NO_ANSWER_MODES,
         help="how no-answer examples are made (both; similar: the article's paragraph sharing the question's "
         "rare words; hard: similar and removed; swapped: the question's name or number replaced by another article's; "
         "negated: 'not' after the question's auxiliary verb; adversarial: swapped, similar and removed; "
@@ -180,7 +168,7 @@ def add_parser(sub: Any) -> None:
     reader.add_argument(
         "--dev-no-answer",
         dest="dev_no_answer",
-        choices=_NO_ANSWER_MODES[:-1],
+        choices=NO_ANSWER_MODES[:-1],
         help="how the dev slice's no-answer examples (the threshold's calibration) are made (both)",
     )
     reader.add_argument(

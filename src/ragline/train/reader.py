@@ -62,6 +62,7 @@ from ragline.train.data import rng_for, seed_all
 from ragline.train.loop import TrainingRun
 from ragline.train.models import settings_key
 from ragline.train.reader_data import (
+    NO_ANSWER_MODES,
     QA,
     Paragraph,
     ReaderData,
@@ -72,18 +73,6 @@ from ragline.train.reader_data import (
 )
 
 Log = Callable[[str], None]
-NO_ANSWER_MODES = (
-    "both",
-    "other",
-    "removed",
-    "similar",
-    "hard",
-    "swapped",
-    "negated",
-    "adversarial",
-    "adversarial-negated",
-    "none",
-)
 # Settings added after models were trained: left out of the key at their default, so those stay up to date.
 _LATER_DEFAULTS = {"dev_no_answer": "both", "skip_questions": 0}
 

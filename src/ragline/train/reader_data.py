@@ -125,6 +125,8 @@ ALTERNATING = {
     "adversarial": ("swapped", "similar", "removed"),
     "adversarial-negated": ("swapped", "negated", "similar", "removed"),
 }
+# Every ``no_answer`` mode: one way, the alternations, or none ("none" last: the dev slice cannot do without).
+NO_ANSWER_MODES = ("other", "removed", "similar", "swapped", "negated", *ALTERNATING, "none")
 
 
 class RareWords:
