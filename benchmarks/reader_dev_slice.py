@@ -23,17 +23,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import bench_root, log, print_result, write_result  # noqa: E402
 
 
-def figures(model: str, dev: list[Any], max_length: int, stride: int) -> dict[str, Any]:
-    """One model at one window length on the dev examples."""
+def figures(model: str, network: Any, tokenizer: Any, dev: list[Any], max_length: int, stride: int) -> dict[str, Any]:
+    """One model (loaded: ``network``, ``tokenizer``) at one window length on the dev examples."""
     import torch
 
-    from ragline.answer.span_reader import load_qa_model
     from ragline.reflect.train import auc
     from ragline.train.reader import ReaderTraining, dev_margins, threshold_figures
 
-    torch.set_num_threads(2)
-    network, tokenizer, _ = load_qa_model(model)
-    network.eval()
     settings = ReaderTraining(max_length=max_length, stride=stride)
     with torch.no_grad():
         margins, f1s, answerable = dev_margins(network, tokenizer, dev, settings)
@@ -50,6 +46,9 @@ def figures(model: str, dev: list[Any], max_length: int, stride: int) -> dict[st
 
 
 def main() -> None:
+    import torch
+
+    from ragline.answer.span_reader import load_qa_model
     from ragline.train.reader import ReaderTraining, training_examples
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -63,11 +62,14 @@ def main() -> None:
     args = parser.parse_args()
     settings = ReaderTraining(dev_questions=args.dev_questions, dev_no_answer=args.no_answer, max_questions=1)
     _, dev, counts = training_examples(args.data, settings, log)
+    torch.set_num_threads(2)
     rows = []
     for model in args.model:
+        network, tokenizer, _ = load_qa_model(model)
+        network.eval()
         for max_length in args.max_length or [128]:
             log(f"{model}, windows of {max_length}")
-            rows.append(figures(model, dev, max_length, args.stride))
+            rows.append(figures(model, network, tokenizer, dev, max_length, args.stride))
     result = {
         "data": args.data.name,
         "dev_articles": counts["dev_articles"],

@@ -162,7 +162,7 @@ def add_parser(sub: Any) -> None:
         choices=NO_ANSWER_MODES,
         help="how no-answer examples are made (both; similar: the article's paragraph sharing the question's "
         "rare words; hard: similar and removed; swapped: the question's name or number replaced by another article's; "
-        "negated: 'not' after the question's auxiliary verb; adversarial: swapped, similar and removed; "
+        "negated: the question's auxiliary verb negated (did -> didn't); adversarial: swapped, similar and removed; "
         "adversarial-negated: the four)",
     )
     reader.add_argument(

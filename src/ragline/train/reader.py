@@ -21,9 +21,9 @@ No-answer examples (SQuAD v1.1 has none) are made from the answerable ones, both
   paragraph shares every other word of the question and no longer holds what it asks about, the "entity swap"
   kind of SQuAD 2.0's unanswerable questions; ``"adversarial"`` alternates ``swapped``, ``similar`` and
   ``removed``;
-- ``negated``: the question with "not" after its auxiliary verb, with its own paragraph (``reader_data.negate``:
-  SQuAD 2.0's "negation" kind); ``"adversarial-negated"`` alternates ``swapped``, ``negated``, ``similar`` and
-  ``removed``.
+- ``negated``: the question with its auxiliary verb negated ("did" -> "didn't"), with its own paragraph
+  (``reader_data.negate``: SQuAD 2.0's "negation" kind); ``"adversarial-negated"`` alternates ``swapped``,
+  ``negated``, ``similar`` and ``removed``.
 
 ``no_answer_share`` of the sampled questions get such a counterpart, pointing at ``[CLS]``. The dev slice's
 no-answer examples are made the ``dev_no_answer`` way (``both`` by default; a run trained on hard examples

@@ -87,6 +87,17 @@ def split_articles(paragraphs: list[Paragraph], dev_fraction: float, seed: int) 
     return sorted(titles[n_dev:]), sorted(titles[:n_dev])
 
 
+# The modes that alternate several ways, in turn over the picked questions.
+ALTERNATING = {
+    "both": ("other", "removed"),
+    "hard": ("similar", "removed"),
+    "adversarial": ("swapped", "similar", "removed"),
+    "adversarial-negated": ("swapped", "negated", "similar", "removed"),
+}
+# Every ``no_answer`` mode: one way, the alternations, or none ("none" last: the dev slice cannot do without).
+NO_ANSWER_MODES = ("other", "removed", "similar", "swapped", "negated", *ALTERNATING, "none")
+
+
 def no_answer_examples(
     questions: list[QA], by_title: dict[str, list[Paragraph]], mode: str, share: float, rng: random.Random
 ) -> list[QA]:
@@ -116,17 +127,6 @@ def no_answer_examples(
         if context is not None:
             made.append(QA(f"{qa.id}-no-{way}", question, context, None, (), qa.title))
     return made
-
-
-# The modes that alternate several ways, in turn over the picked questions.
-ALTERNATING = {
-    "both": ("other", "removed"),
-    "hard": ("similar", "removed"),
-    "adversarial": ("swapped", "similar", "removed"),
-    "adversarial-negated": ("swapped", "negated", "similar", "removed"),
-}
-# Every ``no_answer`` mode: one way, the alternations, or none ("none" last: the dev slice cannot do without).
-NO_ANSWER_MODES = ("other", "removed", "similar", "swapped", "negated", *ALTERNATING, "none")
 
 
 class RareWords:
@@ -194,14 +194,14 @@ class EntitySwaps:
 
     def swap(self, qa: QA, rng: random.Random) -> str | None:
         """The swapped question, or None when it names nothing its paragraph holds or no stand-in fits."""
-        lowered = qa.context.lower()
+        lowered, question = qa.context.lower(), qa.question.lower()
         anchors = [n for n in self.names(qa.question) if _mentions(lowered, n)]
         rng.shuffle(anchors)
         for anchor in anchors:
             stand_ins = [
                 name
                 for title, name in self.pool.get(_shape(anchor), [])
-                if title != qa.title and not _mentions(lowered, name) and name.lower() not in qa.question.lower()
+                if title != qa.title and not _mentions(lowered, name) and name.lower() not in question
             ]
             at = re.search(rf"(?<!\w){re.escape(anchor)}(?!\w)", qa.question)
             if stand_ins and at is not None:
