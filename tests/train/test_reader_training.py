@@ -13,6 +13,7 @@ from ragline.errors import ConfigError, InputError
 from ragline.train.reader import ReaderTraining, _base_rounds, train_reader, training_examples
 from ragline.train.reader_data import (
     QA,
+    Antonyms,
     EntitySwaps,
     Paragraph,
     RareWords,
@@ -271,3 +272,36 @@ def test_negated_no_answer_contracts_the_questions_auxiliary_and_skips_what_a_ne
     assert negate(QA("n4", "Where was the quake felt?", context, tibet, ("Tibet",), "T")) is None
     made = no_answer_examples([qa] * 4, {"T": [Paragraph("T", context, (qa,))]}, "negated", 1.0, random.Random(0))
     assert made and all(m.question == "In what year didn't the quake strike?" and m.context == context for m in made)
+
+
+def test_antonym_no_answer_turns_a_word_the_answer_hangs_on_into_its_opposite_the_paragraph_never_says():
+    """``antonym`` swaps a listed word of the question that the answer's sentence holds (by stem) for its opposite,
+    only where neither the paragraph nor the question says the opposite; ``adversarial-antonym`` makes it wherever
+    it fits and gives the other questions the adversarial alternation. Planted faults, each checked to fail here:
+    dropping the answer-sentence check, dropping the paragraph check, and alternating antonym like the others."""
+    context = (
+        "Lyon is the largest city of the region. Its oldest bridge was built in 1190. The newest is from 2001. "
+        "The river is wide."
+    )
+
+    def qa(qid: str, question: str, answer: str) -> QA:
+        at = context.index(answer)
+        return QA(qid, question, context, (at, at + len(answer)), (answer,), "T")
+
+    antonyms = Antonyms()
+    largest = qa("a1", "What is the largest city of the region?", "Lyon")
+    assert antonyms.swap(largest) == "What is the smallest city of the region?"
+    # "largest" is not in the answer's sentence: the answer does not hang on it
+    assert antonyms.swap(qa("a2", "When was the bridge of the largest city built?", "1190")) is None
+    # the paragraph says "newest", the opposite of "oldest": the changed question is answered there
+    assert antonyms.swap(qa("a3", "When was the oldest bridge built?", "1190")) is None
+    # the question offers both ("largest or smallest")
+    assert antonyms.swap(qa("a4", "Is Lyon the largest or smallest city?", "Lyon")) is None
+    assert antonyms.swap(qa("a5", "Which river is wide?", "river")) is None  # no listed word
+    plain = qa("a6", "Which river is wide?", "river")
+    paragraphs = {"T": [Paragraph("T", context, (largest, plain))]}
+    made = no_answer_examples([largest] * 3 + [plain] * 3, paragraphs, "adversarial-antonym", 1.0, random.Random(0))
+    ways = sorted(m.id.rsplit("-", 1)[1] for m in made)
+    assert ways.count("antonym") == 3, ways  # every question it fits, not one in four
+    assert all(m.question == "What is the smallest city of the region?" for m in made if m.id.endswith("antonym"))
+    assert {"antonym", "removed"} <= set(ways) and all(m.answer is None for m in made)

@@ -162,8 +162,9 @@ def add_parser(sub: Any) -> None:
         choices=NO_ANSWER_MODES,
         help="how no-answer examples are made (both; similar: the article's paragraph sharing the question's "
         "rare words; hard: similar and removed; swapped: the question's name or number replaced by another article's; "
-        "negated: the question's auxiliary verb negated (did -> didn't); adversarial: swapped, similar and removed; "
-        "adversarial-negated: the four)",
+        "negated: the question's auxiliary verb negated (did -> didn't); antonym: a word the answer's sentence holds "
+        "turned into its opposite (largest -> smallest); adversarial: swapped, similar and removed; "
+        "adversarial-negated: the four; adversarial-antonym: antonym where it fits, else the adversarial three)",
     )
     reader.add_argument(
         "--dev-no-answer",

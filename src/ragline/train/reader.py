@@ -23,7 +23,12 @@ No-answer examples (SQuAD v1.1 has none) are made from the answerable ones, both
   ``removed``;
 - ``negated``: the question with its auxiliary verb negated ("did" -> "didn't"), with its own paragraph
   (``reader_data.negate``: SQuAD 2.0's "negation" kind); ``"adversarial-negated"`` alternates ``swapped``,
-  ``negated``, ``similar`` and ``removed``.
+  ``negated``, ``similar`` and ``removed``;
+- ``antonym``: a word of the question that the answer's sentence holds turned into its opposite ("largest" ->
+  "smallest", "began" -> "ended"; a general English list), when the paragraph never says the opposite
+  (``reader_data.Antonyms``: SQuAD 2.0's "antonym" kind); it fits about one question in eight, so
+  ``"adversarial-antonym"`` makes it wherever it fits and alternates ``swapped``, ``similar`` and ``removed``
+  over the rest.
 
 ``no_answer_share`` of the sampled questions get such a counterpart, pointing at ``[CLS]``. The dev slice's
 no-answer examples are made the ``dev_no_answer`` way (``both`` by default; a run trained on hard examples

@@ -93,9 +93,14 @@ ALTERNATING = {
     "hard": ("similar", "removed"),
     "adversarial": ("swapped", "similar", "removed"),
     "adversarial-negated": ("swapped", "negated", "similar", "removed"),
+    "adversarial-antonym": ("swapped", "similar", "removed"),
 }
+# A way that fits few questions, tried first on every picked question of its modes; a question it does not fit
+# gets the mode's alternation. (Taking its turn like the others, antonym would be tried on a quarter of the
+# questions and fit one in eight of those: too few examples to teach anything.)
+FIRST_WHERE_IT_FITS = {"adversarial-antonym": "antonym"}
 # Every ``no_answer`` mode: one way, the alternations, or none ("none" last: the dev slice cannot do without).
-NO_ANSWER_MODES = ("other", "removed", "similar", "swapped", "negated", *ALTERNATING, "none")
+NO_ANSWER_MODES = ("other", "removed", "similar", "swapped", "negated", "antonym", *ALTERNATING, "none")
 
 
 def no_answer_examples(
@@ -107,10 +112,16 @@ def no_answer_examples(
     made = []
     picked = rng.sample(questions, round(len(questions) * share))
     ways = ALTERNATING.get(mode, (mode,))
+    first = FIRST_WHERE_IT_FITS.get(mode)
     rare = RareWords(by_title) if "similar" in ways else None
     swaps = EntitySwaps(by_title) if "swapped" in ways else None
-    for number, qa in enumerate(picked):
-        way = ways[number % len(ways)]
+    antonyms = Antonyms() if "antonym" in (*ways, first) else None
+    turn = 0  # the alternation's turn: only the questions the first way does not fit take one
+    for qa in picked:
+        if first == "antonym" and antonyms is not None and (changed := antonyms.swap(qa)) is not None:
+            made.append(QA(f"{qa.id}-no-antonym", changed, qa.context, None, (), qa.title))
+            continue
+        way, turn = ways[turn % len(ways)], turn + 1
         question, context = qa.question, None
         if way == "other":
             context = _other_paragraph(qa, by_title, rng)
@@ -122,6 +133,9 @@ def no_answer_examples(
         elif way == "negated":
             negated = negate(qa)
             question, context = (negated, qa.context) if negated is not None else (question, None)
+        elif way == "antonym" and antonyms is not None:
+            changed = antonyms.swap(qa)
+            question, context = (changed, qa.context) if changed is not None else (question, None)
         else:
             context = _without_answer_sentence(qa)
         if context is not None:
@@ -235,6 +249,65 @@ def negate(qa: QA) -> str | None:
         if word.lower() in _NEGATED:
             return " ".join([*words[:i], _NEGATED[word.lower()], *words[i + 1 :]])
     return None
+
+
+# Word pairs of opposite meaning that often carry what a factoid question asks ("the largest city", "when did the
+# war begin"), read both ways (the first pair naming a word gives its opposite). General English, no corpus's.
+_ANTONYM_PAIRS = """
+first last; earliest latest; earlier later; early late; before after; largest smallest; larger smaller;
+biggest smallest; bigger smaller; highest lowest; higher lower; longest shortest; longer shorter; most least;
+maximum minimum; best worst; better worse; oldest newest; older newer; north south; northern southern;
+northernmost southernmost; east west; eastern western; easternmost westernmost; upper lower; inner outer;
+internal external; increase decrease; increased decreased; increases decreases; increasing decreasing;
+won lost; gained lost; win lose; wins loses; victory defeat; success failure; successful unsuccessful;
+accept reject; accepted rejected; legal illegal; positive negative; major minor; strongest weakest;
+stronger weaker; richest poorest; wealthiest poorest; hottest coldest; warmest coldest; heaviest lightest;
+fastest slowest; faster slower; public private; ancient modern; begin end; began ended; started ended;
+opened closed; male female; men women; above below; import export; imported exported; imports exports;
+bought sold; buy sell; include exclude; included excluded; majority minority; previous next; allowed banned;
+rarest commonest; cheapest costliest; youngest oldest
+"""
+
+
+class Antonyms:
+    """The question with one word turned into its opposite ("What was the largest city?" -> "... smallest
+    city?"), SQuAD 2.0's "antonym" kind of unanswerable question: the word (by its stem) is in the answer's
+    sentence, so the answer hangs on it, and its opposite is nowhere in the paragraph (so the paragraph says
+    nothing of the changed question) nor in the question ("upper or lower classes" offers both). The first such
+    word past the question word; None where none fits."""
+
+    def __init__(self) -> None:
+        from ragline.text.analyzer import get_analyzer
+
+        self.analyze = get_analyzer("english")
+        self.opposite: dict[str, str] = {}
+        for pair in _ANTONYM_PAIRS.split(";"):
+            a, b = pair.split()
+            self.opposite.setdefault(a, b)
+            self.opposite.setdefault(b, a)
+
+    def stems(self, text: str) -> set[str]:
+        return set(self.analyze(text))
+
+    def swap(self, qa: QA) -> str | None:
+        if qa.answer is None:
+            return None
+        words = qa.question.split(" ")
+        candidates = [(i, w) for i, w in enumerate(words[1:], 1) if w.lower().strip("?,.;:") in self.opposite]
+        if not candidates:
+            return None
+        start, end = qa.answer
+        sentence = " ".join(qa.context[s:e] for s, e in sentences(qa.context) if s < end and e > start)
+        held, elsewhere = self.stems(sentence), self.stems(qa.context) | self.stems(qa.question)
+        for i, word in candidates:
+            core = word.strip("?,.;:")
+            opposite, stems = self.opposite[core.lower()], self.stems(core)
+            if not stems or not stems <= held or self.stems(opposite) & elsewhere:
+                continue
+            if core[:1].isupper():
+                opposite = opposite[:1].upper() + opposite[1:]
+            return " ".join([*words[:i], word.replace(core, opposite), *words[i + 1 :]])
+        return None
 
 
 def _shape(name: str) -> tuple[str, int]:
