@@ -4,7 +4,8 @@ The trainer checks a reader on 100 dev questions; this reads more of the held-ou
 the same article split and seed as ``ragline train reader``) with no-answer examples made the ``--no-answer``
 way, and reports per model and window length: answerable F1 when the reader must answer, how well the
 no-answer margin (``null - best``) separates the two kinds (AUC: the share of (answerable, no-answer) pairs the
-margin orders right), and what a threshold calibrated two ways gives: ``mean`` (the mean F1 over the examples,
+margin orders right; also per way the no-answer examples were made, ``margin_auc_by_way``), and what a
+threshold calibrated two ways gives: ``mean`` (the mean F1 over the examples,
 what the trainer stores) and ``balanced`` (both kinds weighed equally, whatever their share here). Settings for
 evaluation sets are chosen from this table, not from the sets themselves:
 
@@ -40,8 +41,25 @@ def figures(model: str, network: Any, tokenizer: Any, dev: list[Any], max_length
         "no_answer": len(answerable) - sum(answerable),
         # a no-answer example should have the larger margin: label 1 for it, the margin as its score
         "margin_auc": round(auc(margins, [0 if a else 1 for a in answerable]) or 0.0, 4),
+        "margin_auc_by_way": auc_by_way(dev, margins),
         "mean": threshold_figures(margins, f1s, answerable),
         "balanced": threshold_figures(margins, f1s, answerable, balanced=True),
+    }
+
+
+def auc_by_way(dev: list[Any], margins: list[float]) -> dict[str, dict[str, float]]:
+    """The margin AUC of the answerable examples against each way's no-answer examples alone (a made example's
+    id ends ``-no-WAY``): which kinds a reader has learned to decline."""
+    from ragline.reflect.train import auc
+
+    has = [m for qa, m in zip(dev, margins) if qa.answer is not None]
+    ways: dict[str, list[float]] = {}
+    for qa, margin in zip(dev, margins):
+        if qa.answer is None:
+            ways.setdefault(qa.id.rsplit("-no-", 1)[-1], []).append(margin)
+    return {
+        way: {"n": len(ms), "auc": round(auc(has + ms, [0] * len(has) + [1] * len(ms)) or 0.0, 4)}
+        for way, ms in sorted(ways.items())
     }
 
 

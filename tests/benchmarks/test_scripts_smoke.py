@@ -237,5 +237,7 @@ def test_reader_dev_slice_reports_both_calibrations_per_model_and_window(tmp_pat
     for row in report["rows"]:
         assert row["answerable"] == report["dev_questions"] and row["no_answer"] == report["dev_no_answer"] > 0
         assert 0.0 <= row["margin_auc"] <= 1.0
+        # one way made every no-answer example: its own AUC is the whole AUC
+        assert row["margin_auc_by_way"] == {"removed": {"n": row["no_answer"], "auc": row["margin_auc"]}}
         balanced = row["balanced"]
         assert balanced["f1"] == pytest.approx(0.5 * balanced["hasans_f1"] + 0.5 * balanced["noans_declined"], abs=2e-4)
