@@ -46,6 +46,34 @@ def test_best_span_across_windows_and_passages_and_least_null():
     assert choice.margin == pytest.approx(-10.0)
 
 
+def test_margin_selection_compares_each_window_with_its_own_null():
+    """``select="margin"``: a window's logits are defined up to a constant, so windows are compared by their best
+    span against their own [CLS] pair. B's span scores highest raw (15) but its own null beats it (20); A's span
+    beats its null by 6, C's falls 2 short of its null (-10, the least). Planted faults: comparing raw scores
+    (picks B), or the least null over windows with the margin rule (margin -22 instead of A's -6)."""
+    a = window([2, 0, 0, 0, 6, 0, 0, 0, 0], [2, 0, 0, 0, 4, 0, 0, 0, 0], passage=0)
+    b = window([10, 0, 0, 0, 0, 0, 8, 0, 0], [10, 0, 0, 0, 0, 0, 0, 7, 0], passage=1)
+    low = [-5, -9, -9, -9, -6, -6, -6, -6, -9]
+    c = window(low, low, passage=2)
+    by_score = decode([a, b, c])
+    assert by_score.passage == 1 and by_score.margin == pytest.approx(-10.0 - 15.0)
+    by_margin = decode([a, b, c], select="margin")
+    assert by_margin.passage == 0 and (by_margin.start, by_margin.end) == (0, 3)
+    assert by_margin.score == pytest.approx(10.0) and by_margin.margin == pytest.approx(4.0 - 10.0)
+    assert decode([b], select="margin").margin == pytest.approx(20.0 - 15.0) == decode([b]).margin  # one window
+    with pytest.raises(ValueError):
+        decode([a], select="best")
+
+
+def test_span_reader_names_its_window_selections():
+    from ragline.answer.span_reader import SpanReader
+    from ragline.errors import ConfigError
+
+    assert SpanReader(select="margin").config()["select"] == "margin"
+    with pytest.raises(ConfigError, match="select='best'"):
+        SpanReader(select="best")
+
+
 def test_no_answer_when_cls_wins():
     """A window whose [CLS] pair beats every span: the margin is positive (no answer at threshold 0)."""
     w = window([8, 0, 0, 0, 1, 0, 0, 0, 0], [8, 0, 0, 0, 1, 0, 0, 0, 0])

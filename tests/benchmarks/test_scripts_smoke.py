@@ -222,6 +222,28 @@ def test_scifact_fusion_scores_every_leg_fusion_and_bm25_setting_against_the_def
 
 @pytest.mark.slow
 @pytest.mark.models
+def test_reader_dev_slice_reads_other_paragraphs_of_the_article_that_lack_the_answer() -> None:
+    """A question's distractors: its article's other paragraphs, never one holding its answer text, another
+    article's, or its own; a made no-answer example keeps its question's answer out too. Planted faults: drawing
+    from every article, or not looking up a no-answer example's question, each fails an assert here."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from ragline.train.reader_data import QA
+    from reader_dev_slice import same_article_distractors
+
+    own, holds, other_a, other_b = "The code is K7.", "K7 again here.", "Birds sang.", "A river runs."
+    dev = [QA("q1", "What is the code?", own, (12, 14), ("K7",), "A"),
+           QA("q2", "Who sang?", holds, (0, 2), ("K7",), "A"),
+           QA("q3", "What sang?", other_a, (0, 5), ("Birds",), "A"),
+           QA("q4", "What runs?", other_b, (2, 7), ("river",), "A"),
+           QA("q5", "Which lake?", "Lake Lyn is deep.", (0, 8), ("Lake Lyn",), "B"),
+           QA("q1-no-removed", "What is the code?", "Nothing here.", None, (), "A")]  # fmt: skip
+    chosen = same_article_distractors(dev, 5, seed=0)
+    assert sorted(chosen[0]) == sorted([other_a, other_b])
+    assert sorted(chosen[5]) == sorted([other_a, other_b])  # not the paragraphs holding "K7"
+    assert chosen[4] == [] and sorted(chosen[2]) == sorted([own, holds, other_b])  # never its own
+    assert all(len(c) <= 1 for c in same_article_distractors(dev, 1, seed=0))
+
+
 def test_reader_dev_slice_reports_both_calibrations_per_model_and_window(tmp_path: Path) -> None:
     """The packaged MiniLM with a new head on a tiny SQuAD-layout file, two window lengths. Planted fault: the
     ``balanced`` row calibrated without ``balanced=True`` (its F1 is then the mean over examples, and the
@@ -232,9 +254,12 @@ def test_reader_dev_slice_reports_both_calibrations_per_model_and_window(tmp_pat
     data = write_tiny_squad(tmp_path / "tiny.jsonl.gz", articles=8, per_article=6)
     report = _run("reader_dev_slice", "--data", str(data), "--model", "minilm", "--max-length", "48",
                   "--max-length", "64", "--stride", "16", "--dev-questions", "12", "--no-answer", "removed",
-                  cache=tmp_path / "cache")  # fmt: skip
-    assert [row["max_length"] for row in report["rows"]] == [48, 64]
+                  "--passages", "2", "--select", "score", "--select", "margin", cache=tmp_path / "cache")  # fmt: skip
+    assert [(row["max_length"], row["select"]) for row in report["rows"]] == [
+        (48, "score"), (48, "margin"), (64, "score"), (64, "margin")
+    ]  # fmt: skip
     for row in report["rows"]:
+        assert row["passages"] == 2
         assert row["answerable"] == report["dev_questions"] and row["no_answer"] == report["dev_no_answer"] > 0
         assert 0.0 <= row["margin_auc"] <= 1.0
         # one way made every no-answer example: its own AUC is the whole AUC

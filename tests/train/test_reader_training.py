@@ -58,6 +58,8 @@ def test_reader_learns_a_trivial_span_and_reads_it_with_a_citation(tmp_path: Pat
     answer = reader.read("What is the code?", context)
     assert answer.text == "ZY-42" and not answer.abstained
     assert answer.citations[0].n == 2 and answer.citations[0].chunk_id == "doc-7#0"
+    by_margin = build_reader("span:model=trained:tiny-reader,select=margin").read("What is the code?", context)
+    assert by_margin.text == "ZY-42" and by_margin.citations[0].chunk_id == "doc-7#0"
 
 
 def test_no_answer_examples_never_hold_the_answer():

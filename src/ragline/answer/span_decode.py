@@ -13,6 +13,13 @@ overlap), each scored on its own. Here, model-free:
   answer, so the smallest null score is the one to compare: the rule of the SQuAD 2.0 BERT baseline);
 - the reader abstains when ``null - best > threshold``, the threshold calibrated on a dev slice by
   ``best_threshold`` (the official SQuAD 2.0 script's ``find_best_thresh``).
+
+That compares raw logits across windows (``select="score"``). Training never does: its loss is a softmax over
+one window's pieces, which a constant added to all of them leaves unchanged, so a window's logits mean something
+only against each other. ``select="margin"`` compares windows by what is defined: each window's best span
+against its own ``[CLS]`` pair (``best_w - null_w``, the log-odds of a span over no answer there); the answer is
+the span of the window where it is largest, and its margin that window's ``null_w - best_w``. With one window
+both rules agree.
 """
 
 from __future__ import annotations
@@ -73,21 +80,33 @@ def window_best(window: Window, max_tokens: int) -> tuple[float, int, int] | Non
     return float(scores[first, last]), first, last
 
 
-def decode(windows: Sequence[Window], max_tokens: int = 30) -> SpanChoice:
-    """The best span over every window (of every passage) and the least null score; see the module doc."""
-    best: tuple[float, Window, int, int] | None = None
-    null = float("inf")
+SELECTIONS = ("score", "margin")  # how windows are compared; see the module doc
+
+
+def decode(windows: Sequence[Window], max_tokens: int = 30, select: str = "score") -> SpanChoice:
+    """The best span over every window (of every passage) and its null score; ``select`` as in the module doc:
+    ``score``, the highest span score and the least null over all windows; ``margin``, the window whose best span
+    beats its own null by the most, with that window's null."""
+    if select not in SELECTIONS:
+        raise ValueError(f"select={select!r}: one of {SELECTIONS}")
+    best: tuple[float, Window, int, int, float] | None = None  # key, window, first, last, span score
+    null = least_null = float("inf")
     for window in windows:
-        null = min(null, float(window.start_logits[0] + window.end_logits[0]))
+        own_null = float(window.start_logits[0] + window.end_logits[0])
+        least_null = min(least_null, own_null)
         found = window_best(window, max_tokens)
-        if found is not None and (best is None or found[0] > best[0]):
-            best = (found[0], window, found[1], found[2])
+        if found is None:
+            continue
+        key = found[0] - own_null if select == "margin" else found[0]
+        if best is None or key > best[0]:
+            best = (key, window, found[1], found[2], found[0])
+            null = own_null
     if best is None:
-        return SpanChoice(None, 0, 0, float("-inf"), null)
-    score, window, first, last = best
+        return SpanChoice(None, 0, 0, float("-inf"), least_null)
+    _, window, first, last, score = best
     start = window.offsets[first][0]  # type: ignore[index]
     end = window.offsets[last][1]  # type: ignore[index]
-    return SpanChoice(window.passage, start, end, score, null)
+    return SpanChoice(window.passage, start, end, score, null if select == "margin" else least_null)
 
 
 def best_threshold(

@@ -18,6 +18,9 @@ the network has no notion of answer types and otherwise returns a name for "what
 ``supported`` is the support check's verdict on the span's sentence (``ragline.answer.support``), as for the rule
 reader.
 
+Windows are compared by their best span's raw score (``select="score"``) or by how far it beats the window's own
+no-answer score (``"margin"``; ``ragline.answer.span_decode`` says why).
+
 A "which ..., A or B?" question names its answer's candidates (``ragline.answer.questions.offered_options``): the
 reader answers with the option whose occurrence in the sources the model scores highest as a span
 (``options="choose"``; ``"off"``: any span), when it would answer at all.
@@ -33,7 +36,7 @@ from typing import Any
 
 from ragline.answer.context import Context
 from ragline.answer.questions import fits_asked_type, offered_options
-from ragline.answer.span_decode import Window, decode, option_best
+from ragline.answer.span_decode import SELECTIONS, Window, decode, option_best
 from ragline.answer.support import answers_question
 from ragline.errors import ConfigError, ModelError
 from ragline.types import Answer, Citation
@@ -167,7 +170,13 @@ class SpanReader:
         yes_no: str = "yes",
         answer_type: str = "check",
         options: str = "choose",
+        select: str = "score",
     ) -> None:
+        if select not in SELECTIONS:
+            raise ConfigError(
+                f"span reader select={select!r}: 'score' (the highest span over all windows) or 'margin' (the "
+                "window whose span beats its own no-answer score by the most)"
+            )
         if options not in ("choose", "off"):
             raise ConfigError(f"span reader options={options!r}: 'choose' (A or B, as the question offers) or 'off'")
         if yes_no not in ("yes", "off"):
@@ -181,7 +190,7 @@ class SpanReader:
         if max_length is not None and stride is not None and stride >= max_length // 2:
             raise ConfigError(f"span reader stride {stride} must be under half of max_length {max_length}")
         self.model, self.top_k, self.yes_no, self.answer_type = model, top_k, yes_no, answer_type
-        self.options = options
+        self.options, self.select = options, select
         self.given = {
             "threshold": threshold,
             "max_length": max_length,
@@ -198,6 +207,7 @@ class SpanReader:
             "yes_no": self.yes_no,
             "answer_type": self.answer_type,
             "options": self.options,
+            "select": self.select,
         }
 
     def settings(self) -> tuple[Any, Any, dict[str, Any]]:
@@ -224,7 +234,7 @@ class SpanReader:
         passages = [source.text for source in sources]
         encoded = encode_windows(tokenizer, question, passages, int(chosen["max_length"]), int(chosen["stride"]))
         windows = score_windows(network, encoded)
-        choice = decode(windows, int(chosen["max_answer_tokens"]))
+        choice = decode(windows, int(chosen["max_answer_tokens"]), self.select)
         threshold = float(chosen["threshold"])
         details: dict[str, Any] = {"threshold": threshold, "score": choice.score, "null": choice.null}
         if choice.passage is None or choice.margin > threshold:

@@ -220,17 +220,24 @@ def targets(
 
 
 def dev_margins(
-    model: Any, tokenizer: Any, dev: list[QA], settings: ReaderTraining
+    model: Any,
+    tokenizer: Any,
+    dev: list[QA],
+    settings: ReaderTraining,
+    distractors: list[list[str]] | None = None,
+    select: str = "score",
 ) -> tuple[list[float], list[float], list[bool]]:
     """Read every dev example whole (all windows) and decode: per example its margin (``null - best``), the F1
-    of its best span (0 for a no-answer example) and whether it is answerable."""
+    of its best span (0 for a no-answer example) and whether it is answerable. ``distractors``: per example,
+    more passages read beside its own (as a reader reads several sources), decoded by ``select``."""
     margins, f1s, answerable = [], [], []
-    for qa in dev:
+    for number, qa in enumerate(dev):
+        passages = [qa.context, *(distractors[number] if distractors else [])]
         windows = score_windows(
-            model, encode_windows(tokenizer, qa.question, [qa.context], settings.max_length, settings.stride)
+            model, encode_windows(tokenizer, qa.question, passages, settings.max_length, settings.stride)
         )
-        choice = decode(windows, settings.max_answer_tokens)
-        text = qa.context[choice.start : choice.end] if choice.passage is not None else ""
+        choice = decode(windows, settings.max_answer_tokens, select)
+        text = passages[choice.passage][choice.start : choice.end] if choice.passage is not None else ""
         margins.append(choice.margin)
         f1s.append(answer_f1(text, list(qa.answers)) if qa.answer is not None else 0.0)
         answerable.append(qa.answer is not None)
