@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ragline.errors import ConfigError, InputError
+from ragline.errors import ConfigError, InputError, ModelError
 from ragline.train.reader import ReaderTraining, _base_rounds, train_reader, training_examples
 from ragline.train.reader_data import (
     QA,
@@ -307,3 +307,15 @@ def test_antonym_no_answer_turns_a_word_the_answer_hangs_on_into_its_opposite_th
     assert ways.count("antonym") == 3, ways  # every question it fits, not one in four
     assert all(m.question == "What is the smallest city of the region?" for m in made if m.id.endswith("antonym"))
     assert {"antonym", "removed"} <= set(ways) and all(m.answer is None for m in made)
+
+
+def test_a_missing_reader_names_what_trains_it(tmp_path: Path, monkeypatch):
+    """The hint of a missing ``trained:NAME`` reader names SQuAD-layout training data (a BEIR folder cannot train a
+    reader) and, for the default ``squad``, the make target. Planted fault: the reranker's BEIR example here."""
+    from ragline.train.models import resolve_model
+
+    monkeypatch.setenv("RAGLINE_CACHE", str(tmp_path))
+    with pytest.raises(ModelError, match=r"--name squad` \(or `make squad-reader`\).*squad_v1.1_train.jsonl.gz"):
+        resolve_model("trained:squad", "reader")
+    with pytest.raises(ModelError, match=r"--name other` \(e.g\. DATASET = .*reader_train"):
+        resolve_model("trained:other", "reader")

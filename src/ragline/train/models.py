@@ -43,6 +43,10 @@ def read_card(folder: str | Path) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+# What each kind of trainer reads, for the hint of a missing model: a BEIR folder, or SQuAD-layout lines for a reader.
+_EXAMPLE_DATASET = {"reader": "../shared/bench/reader_train/squad_v1.1_train.jsonl.gz"}
+
+
 def resolve_model(model: str, kind: str = "reranker") -> str:
     """The folder or hub id that ``model`` names; ``trained:NAME`` must be a trained model of ``kind``."""
     if not model.startswith(TRAINED_PREFIX):
@@ -54,9 +58,11 @@ def resolve_model(model: str, kind: str = "reranker") -> str:
     name = model[len(TRAINED_PREFIX) :]
     folder = trained_path(name)
     if not (folder / CARD_FILE).is_file():
+        example = _EXAMPLE_DATASET.get(kind, "../shared/bench/scifact")
+        hint = " (or `make squad-reader`)" if kind == "reader" and name == "squad" else ""
         raise ModelError(
             f"no trained {kind} {name!r}: {folder} holds no {CARD_FILE}; train it with "
-            f"`ragline train {kind} DATASET --name {name}` (e.g. DATASET = ../shared/bench/scifact)"
+            f"`ragline train {kind} DATASET --name {name}`{hint} (e.g. DATASET = {example})"
         )
     card_kind = read_card(folder).get("kind")
     if card_kind and card_kind != kind:
