@@ -380,7 +380,7 @@ def report(result: dict[str, Any], out: Path | None) -> None:
     """Write the whole result to ``out`` (when given); print it without the per-question answers."""
     if out:
         write_result(out, result)
-    arms = ("before", "after")
+    arms = [arm for arm in ("before", "after") if arm in result]  # --arms may run one
     print_result({k: v for k, v in result.items() if k not in arms}
                  | {arm: {k: v for k, v in result[arm].items() if k != "answers"} for arm in arms})  # fmt: skip
 

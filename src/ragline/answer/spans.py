@@ -205,7 +205,12 @@ def _name_spans(sentence: str, claimed: list[tuple[int, int]]) -> list[Span]:
         run = tokens[i:j]
         if i == 0 and (run[0].group() in _SENTENCE_STARTERS or (len(run) == 1 and not _camel(run[0].group()))):
             run = run[1:]  # capitalized only because it starts the sentence
-        if len(run) == 1 and run[0].group() in NOT_NAMES:
+        # one word alone is no name when it is a month or the like, a word capitalized only to start a sentence
+        # (mid-"sentence" too: a heading underlined with ----- runs into the sentence after it, "... Patches ---- If
+        # you send"), or a single letter (the "C" of "C library", the "Z" of ".Z file", the "S" of "S.gpg-agent")
+        if len(run) == 1 and (
+            run[0].group() in NOT_NAMES or run[0].group() in _SENTENCE_STARTERS or len(run[0].group()) == 1
+        ):
             run = []
         if run:
             start, end = run[0].start(), run[-1].end()
