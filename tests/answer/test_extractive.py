@@ -195,6 +195,13 @@ def test_sentences_skip_headings_and_list_markers() -> None:
         # check removed gives "C" / "If"); a longer run keeps its letter ("Vitamin A")
         ("It is a C library that reads .Z files and Vitamin A labels.", {"name"}, ["Vitamin A"]),
         ("Kernel Patches ------- If you send patches, ask Ana Ruiz.", {"name"}, ["Kernel Patches", "Ana Ruiz"]),
+        # a term marked in Markdown is a name however it is cased, without its marks (planted fault: no marked
+        # spans loses the three lowercase terms; not claiming them adds the names inside them again)
+        (
+            "- **[[olemeta]]**: reads OLE files; run `make CFLAGS=-O` or **Tool OLE**.",
+            {"name"},
+            ["olemeta", "make CFLAGS=-O", "Tool OLE", "OLE"],
+        ),
         # a cause is its whole clause; "and" joins noun phrases, but not when a verb follows it
         (
             "The root cause was a saturated link between the data centre and the backup site.",

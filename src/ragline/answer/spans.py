@@ -151,7 +151,9 @@ def candidate_spans(sentence: str, types: Iterable[str]) -> list[Span]:
             claimed.append((start, end))
             spans.extend(_typed_spans(kind, match, sentence))
     if NAME in wanted:
-        spans.extend(_name_spans(sentence, claimed))
+        marked = _marked_spans(sentence)
+        spans.extend(marked)
+        spans.extend(_name_spans(sentence, claimed + [(m.start, m.end) for m in marked]))
     if PHRASE in wanted:
         spans.extend(_cue_spans(sentence, _CAUSE_CUE, "cause"))
         spans.extend(_cue_spans(sentence, _AGENT_CUE, "agent"))
@@ -175,6 +177,22 @@ def _typed_spans(kind: str, match: re.Match[str], sentence: str) -> list[Span]:
     spans = [Span(start, end, frozenset({kind}))]
     if kind == DATE and (year := _YEAR.search(match.group())):
         spans.append(Span(start + year.start(), start + year.end(), frozenset({YEAR})))
+    return spans
+
+
+# Text the author marked as a term in Markdown: `inline code`, **bold**, [[a wiki link]]. Commands, options, files
+# and tool names are often lowercase ("`--disable-gpu`", "**[[olemeta]]**"), so no run of capitals finds them.
+_MARKED = re.compile(r"`([^`\n]{1,80})`|\*\*(?:\[\[)?([^*\n\[\]]{1,80}?)(?:\]\])?\*\*|\[\[([^\]\n]{1,80})\]\]")
+
+
+def _marked_spans(sentence: str) -> list[Span]:
+    """The inside of each marked term (without its marks), as a name."""
+    spans = []
+    for match in _MARKED.finditer(sentence):
+        group = next(g for g in (1, 2, 3) if match.group(g) is not None)
+        start, end = match.span(group)
+        if sentence[start:end].strip():
+            spans.append(Span(start, end, frozenset({NAME})))
     return spans
 
 
