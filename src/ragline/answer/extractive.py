@@ -8,10 +8,10 @@ ACL 2017), with hand-set weights instead of learned ones:
 1. **Question** (``ragline.answer.questions``). Expected answer types from the wh-word and the noun
    asked about; content terms (stemmed); literals (codes and numbers: E-4471, M2) and names (Grid Ops East).
 2. **Candidates** (``ragline.answer.spans``). Typed spans of every sentence of the top contexts:
-   money, percentages, dates, times, durations, numbers with units, codes, capitalized names, cue
-   clauses. A span is minimal: "SS-339", "$70", "faulty load balancer health check" -- not the
-   sentence. Sentences addressed to AI assistants ("Ignore previous instructions ...") are
-   instructions, not facts, and are skipped.
+   money, percentages, dates, times, durations, numbers with units, codes, capitalized names, terms
+   marked in Markdown (`code`, **bold**, [[links]]), cue clauses. A span is minimal: "SS-339", "$70",
+   "faulty load balancer health check" -- not the sentence. Sentences addressed to AI assistants
+   ("Ignore previous instructions ...") are instructions, not facts, and are skipped.
 3. **Exact-match gate.** Every literal and name of the question must occur in the candidate's
    chunk (its title included): the exact-match feature of DrQA and the lecture's "is this the
    entity I was asked about" check (Lecture 12, §2.4). A question about E-4471 is not answered from

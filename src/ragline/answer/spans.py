@@ -4,8 +4,8 @@ The extractive reader (``ragline.answer.extractive``) scores what this module pr
 smallest piece of a sentence that can answer a question of some type: "SS-339", "$70", "4 weeks",
 "Grid Ops East" -- never the whole sentence; a cause is the clause after its cue ("a memory leak in the report
 scheduler on web-45"). Patterns are tried in priority order (e-mail before money before ... numbers), and a
-later match overlapping an earlier one is dropped; capitalized-name runs and cue clauses ("root cause was ...",
-"by ...") come last.
+later match overlapping an earlier one is dropped; terms marked in Markdown (```code```, ``**bold**``,
+``[[link]]``), then capitalized-name runs outside them, and cue clauses ("root cause was ...", "by ...") come last.
 """
 
 from __future__ import annotations
