@@ -64,12 +64,13 @@ def auc_by_way(dev: list[Any], margins: list[float]) -> dict[str, dict[str, floa
     """The margin AUC of the answerable examples against each way's no-answer examples alone (a made example's
     id ends ``-no-WAY``): which kinds a reader has learned to decline."""
     from ragline.reflect.train import auc
+    from ragline.train.reader_data import made_from
 
     has = [m for qa, m in zip(dev, margins) if qa.answer is not None]
     ways: dict[str, list[float]] = {}
     for qa, margin in zip(dev, margins):
         if qa.answer is None:
-            ways.setdefault(qa.id.rsplit("-no-", 1)[-1], []).append(margin)
+            ways.setdefault(str(made_from(qa.id)[1]), []).append(margin)
     return {
         way: {"n": len(ms), "auc": round(auc(has + ms, [0] * len(has) + [1] * len(ms)) or 0.0, 4)}
         for way, ms in sorted(ways.items())
@@ -81,6 +82,8 @@ def same_article_distractors(dev: list[Any], count: int, seed: int) -> list[list
     sources a reader sees beside the right one. A made no-answer example keeps its question's answers out too."""
     import random
 
+    from ragline.train.reader_data import made_from
+
     rng = random.Random(seed)
     answers = {qa.id: qa.answers for qa in dev if qa.answer is not None}
     by_title: dict[str, list[str]] = {}
@@ -89,7 +92,7 @@ def same_article_distractors(dev: list[Any], count: int, seed: int) -> list[list
             by_title[qa.title].append(qa.context)
     chosen = []
     for qa in dev:
-        texts = [a.lower() for a in answers.get(qa.id.split("-no-")[0], ())]
+        texts = [a.lower() for a in answers.get(made_from(qa.id)[0], ())]
         pool = [c for c in by_title.get(qa.title, []) if c != qa.context and not any(t in c.lower() for t in texts)]
         chosen.append(rng.sample(pool, min(count, len(pool))))
     return chosen

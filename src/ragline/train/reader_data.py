@@ -109,38 +109,53 @@ def no_answer_examples(
     """No-answer counterparts for a seeded ``share`` of ``questions`` (see the module doc for ``mode``)."""
     if mode == "none" or share <= 0:
         return []
-    made = []
     picked = rng.sample(questions, round(len(questions) * share))
     ways = ALTERNATING.get(mode, (mode,))
     first = FIRST_WHERE_IT_FITS.get(mode)
     rare = RareWords(by_title) if "similar" in ways else None
     swaps = EntitySwaps(by_title) if "swapped" in ways else None
     antonyms = Antonyms() if "antonym" in (*ways, first) else None
-    turn = 0  # the alternation's turn: only the questions the first way does not fit take one
-    for qa in picked:
-        if first == "antonym" and antonyms is not None and (changed := antonyms.swap(qa)) is not None:
-            made.append(QA(f"{qa.id}-no-antonym", changed, qa.context, None, (), qa.title))
-            continue
-        way, turn = ways[turn % len(ways)], turn + 1
-        question, context = qa.question, None
+
+    def counterpart(way: str, qa: QA) -> QA | None:
+        """``qa``'s no-answer counterpart made the ``way`` way, or None where that way does not fit it."""
+        question: str | None = qa.question
+        context: str | None = qa.context
         if way == "other":
             context = _other_paragraph(qa, by_title, rng)
         elif way == "similar" and rare is not None:
             context = rare.closest_without_answer(qa)
         elif way == "swapped" and swaps is not None:
-            swapped = swaps.swap(qa, rng)
-            question, context = (swapped, qa.context) if swapped is not None else (question, None)
+            question = swaps.swap(qa, rng)
         elif way == "negated":
-            negated = negate(qa)
-            question, context = (negated, qa.context) if negated is not None else (question, None)
+            question = negate(qa)
         elif way == "antonym" and antonyms is not None:
-            changed = antonyms.swap(qa)
-            question, context = (changed, qa.context) if changed is not None else (question, None)
+            question = antonyms.swap(qa)
         else:
             context = _without_answer_sentence(qa)
-        if context is not None:
-            made.append(QA(f"{qa.id}-no-{way}", question, context, None, (), qa.title))
+        if question is None or context is None:
+            return None
+        return QA(no_answer_id(qa.id, way), question, context, None, (), qa.title)
+
+    made = []
+    turn = 0  # the alternation's turn: only the questions the first way does not fit take one
+    for qa in picked:
+        example = counterpart(first, qa) if first else None
+        if example is None:
+            example, turn = counterpart(ways[turn % len(ways)], qa), turn + 1
+        if example is not None:
+            made.append(example)
     return made
+
+
+def no_answer_id(question_id: str, way: str) -> str:
+    """The id of the no-answer example made from question ``question_id`` the ``way`` way."""
+    return f"{question_id}-no-{way}"
+
+
+def made_from(example_id: str) -> tuple[str, str | None]:
+    """(the question's id, the way) of a made no-answer example's id; (the id, None) for any other example."""
+    question_id, marker, way = example_id.rpartition("-no-")
+    return (question_id, way) if marker else (example_id, None)
 
 
 class RareWords:
@@ -239,10 +254,7 @@ def negate(qa: QA) -> str | None:
     conquer?" -> "What didn't the Normans conquer?"), the "negation" kind of SQuAD 2.0's unanswerable questions;
     None for a question that opens with its auxiliary (yes/no), has none, or already negates, or when the
     sentence holding the answer negates (it might then answer the negated question)."""
-    if _NEGATION.search(qa.question) or qa.answer is None:
-        return None
-    start, end = qa.answer
-    if any(_NEGATION.search(qa.context[s:e]) for s, e in sentences(qa.context) if s < end and e > start):
+    if _NEGATION.search(qa.question) or qa.answer is None or _NEGATION.search(_answer_sentences(qa)):
         return None
     words = qa.question.split(" ")
     for i, word in enumerate(words[1:], 1):
@@ -296,9 +308,7 @@ class Antonyms:
         candidates = [(i, w) for i, w in enumerate(words[1:], 1) if w.lower().strip("?,.;:") in self.opposite]
         if not candidates:
             return None
-        start, end = qa.answer
-        sentence = " ".join(qa.context[s:e] for s, e in sentences(qa.context) if s < end and e > start)
-        held, elsewhere = self.stems(sentence), self.stems(qa.context) | self.stems(qa.question)
+        held, elsewhere = self.stems(_answer_sentences(qa)), self.stems(qa.context) | self.stems(qa.question)
         for i, word in candidates:
             core = word.strip("?,.;:")
             opposite, stems = self.opposite[core.lower()], self.stems(core)
@@ -308,6 +318,14 @@ class Antonyms:
                 opposite = opposite[:1].upper() + opposite[1:]
             return " ".join([*words[:i], word.replace(core, opposite), *words[i + 1 :]])
         return None
+
+
+def _answer_sentences(qa: QA) -> str:
+    """The sentences of ``qa``'s paragraph that hold (part of) its answer, joined; "" for a no-answer example."""
+    if qa.answer is None:
+        return ""
+    start, end = qa.answer
+    return " ".join(qa.context[s:e] for s, e in sentences(qa.context) if s < end and e > start)
 
 
 def _shape(name: str) -> tuple[str, int]:
