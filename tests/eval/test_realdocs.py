@@ -1,5 +1,5 @@
 """The real-document QA set: three collections found offline (package METADATA, package docs, Debian docs),
-checked by SHA-256, read by ``ragline eval``; a dev half and a test half."""
+checked by SHA-256, read by ``ragline eval``; a dev half, a test half and a held-out half."""
 
 from __future__ import annotations
 
@@ -47,9 +47,11 @@ def test_the_halves_split_the_questions() -> None:
     assert {q["id"] for q in calibration}.isdisjoint(q["id"] for q in report)
     assert abs(len(calibration) - len(report)) <= 2
     dev, test = realdocs.load_questions("dev"), realdocs.load_questions("test")
-    assert len(dev) == len(calibration) + len(report) == 57 and len(test) >= 100
-    assert len(dev) + len(test) == len(realdocs.load_questions()) >= 150
-    assert {q["id"] for q in dev}.isdisjoint(q["id"] for q in test)
+    heldout = realdocs.load_questions("heldout")
+    assert len(dev) == len(calibration) + len(report) == 57 and len(test) >= 100 and len(heldout) >= 100
+    assert len(dev) + len(test) + len(heldout) == len(realdocs.load_questions()) >= 250
+    halves = [{q["id"] for q in half} for half in (dev, test, heldout)]
+    assert sum(map(len, halves)) == len(set().union(*halves))
     with pytest.raises(InputError, match="unknown split"):
         realdocs.load_questions("validation")
 
@@ -63,6 +65,7 @@ def test_every_question_has_a_type_and_a_collection_and_the_test_half_spans_coll
     for q in questions:
         assert bool(q["answers"]) == bool(q["supporting_ids"]) == (q["type"] != "not answerable"), q["id"]
     assert len({q["collection"] for q in realdocs.load_questions("test")}) >= 2
+    assert len({q["supporting_ids"][0] for q in realdocs.load_questions("heldout") if q["supporting_ids"]}) >= 20
 
 
 @needs_venv
