@@ -24,6 +24,7 @@ from ragline.answer.spans import (
     PERCENT,
     PHRASE,
     TIME,
+    VERSION,
     YEAR,
 )
 from ragline.answer.support import LITERAL, QUESTION_WORDS, asked_text, literal_key, question_names
@@ -41,6 +42,8 @@ _TYPE_RULES: list[tuple[re.Pattern[str], dict[str, float]]] = [
         (r"\b(?:percentage|percent|share|proportion)\b", {PERCENT: 1.0, NUMBER: 0.5}),
         (r"\bhow many\b", {NUMBER: 1.0, DURATION: 1.0, PERCENT: 0.6, MONEY: 0.4}),
         (r"\bhow (?:much|large|big|high|far|old)\b", {MONEY: 1.0, NUMBER: 0.8, DURATION: 0.8, PERCENT: 0.8}),
+        # "which version", "since which version": a release number, not the product's name beside it
+        (r"\b(?:which|what)\b[^?]*\bversions?\b", {VERSION: 1.0, NUMBER: 0.5}),
         (r"\b(?:extension|phone|telephone|number)\b", {ID: 1.0, NUMBER: 0.4, CODE: 0.5}),
         (r"\bwho(?:m|se)?\b", {NAME: 1.0, PHRASE: 0.7}),
         (r"\b(?:cause|caused|why|failure|reason|behind)\b", {PHRASE: 1.0}),

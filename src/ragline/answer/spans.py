@@ -21,6 +21,7 @@ from ragline.text.sentences import split_sentences
 NAME, PHRASE, CODE, EMAIL = "name", "phrase", "code", "email"
 MONEY, PERCENT, NUMBER = "money", "percent", "number"
 DATE, YEAR, TIME, DURATION = "date", "year", "time", "duration"
+VERSION = "version"  # a release number: "1.11.2", "v0.50", "3.x"; a decimal ("1.1") is a number and a version
 
 ID = "id"  # a bare integer of 3+ digits: an extension, a ticket number
 
@@ -61,6 +62,7 @@ _TYPED: list[tuple[str, re.Pattern[str]]] = [
         ),
     ),
     (CODE, re.compile(r"\b[A-Z]{1,5}-\d{1,6}[A-Za-z]?\b|\b[A-Z]{1,3}\d{1,4}\b")),
+    (VERSION, re.compile(r"(?<![\w.])(?:[vV]\d+(?:\.\d+)*|\d+(?:\.\d+){2,}|\d+\.x)\b")),
     (NUMBER, re.compile(rf"(?<![\w.]){_NUM}(?:\s(?P<unit>[A-Za-z]+))?")),
 ]
 _UNIT_WORDS = {"gb", "mb", "tb", "kb", "km", "kv", "kw", "mw", "kwh", "mwh", "times", "percent", "kg", "miles"}
@@ -171,6 +173,8 @@ def _typed_spans(kind: str, match: re.Match[str], sentence: str) -> list[Span]:
             types.add(YEAR)
         if unit is None and text.isdigit() and len(text) >= 3:
             types.add(ID)
+        if unit is None and re.fullmatch(r"\d+\.\d+", text):
+            types.add(VERSION)
         return [Span(start, end, frozenset(types), unit)]
     if kind == DURATION:
         return [Span(start, end, frozenset({DURATION}), match.group().split()[-1].split("-")[-1].lower())]
