@@ -200,6 +200,13 @@ def test_sentences_skip_headings_and_list_markers() -> None:
         ("The target bonus is 15% of base salary.", {"percent"}, ["15%"]),
         ("Held on 23 May 2025 at the Heron Lake head office.", {"date", "name"}, ["23 May 2025", "Heron Lake"]),
         ("All invoices go through the VendorPoint portal.", {"name"}, ["VendorPoint"]),
+        # an initial belongs to its name (planted fault: no initials gives "Brown", "Travis E", "Oliphant"); a capital
+        # letter before a sentence-opening word is no initial
+        (
+            "Written by D. Brown with Travis E. Oliphant, see Appendix A. The list says.",
+            {"name"},
+            ["D. Brown", "Travis E. Oliphant", "Appendix A"],
+        ),
         # release numbers: dotted twice, v-prefixed or ".x"; a decimal is a number and a version
         (
             "GNU tar 1.11.2, since v0.50, on Python 3.x; YAML 1.1 at 2.887.",

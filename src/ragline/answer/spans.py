@@ -216,11 +216,15 @@ def _name_spans(sentence: str, claimed: list[tuple[int, int]]) -> list[Span]:
     i = 0
     while i < len(tokens):
         j = i
-        while j < len(tokens) and (
-            _name_word(words[j])
-            or (j > i and words[j] in NAME_CONNECTORS and j + 1 < len(tokens) and _name_word(words[j + 1]))
-        ):
-            j += 1
+        while j < len(tokens):
+            if _initial(tokens, words, j):
+                j += 2  # "D. Brown", "Travis E. Oliphant": the initial and its full stop
+            elif _name_word(words[j]) or (
+                j > i and words[j] in NAME_CONNECTORS and j + 1 < len(tokens) and _name_word(words[j + 1])
+            ):
+                j += 1
+            else:
+                break
         if j == i:
             i += 1
             continue
@@ -261,6 +265,14 @@ def _closing_noun(tokens: list[re.Match[str]], words: list[str], i: int, j: int)
     if j + 1 < len(tokens) and words[j + 1][0].isalnum() and words[j + 1].lower() not in _BOUNDARY:
         return None
     return tokens[j]
+
+
+def _initial(tokens: list[re.Match[str]], words: list[str], j: int) -> bool:
+    """A capital letter with a full stop right after it and a name word after that: a name's initial."""
+    if j + 2 >= len(tokens) or len(words[j]) != 1 or not words[j].isupper() or words[j + 1] != ".":
+        return False
+    after = words[j + 2]
+    return tokens[j + 1].start() == tokens[j].end() and _name_word(after) and after not in _SENTENCE_STARTERS
 
 
 def _name_word(word: str) -> bool:
