@@ -190,6 +190,27 @@ def test_sentences_skip_headings_and_list_markers() -> None:
     ]
 
 
+PACKAGE_METADATA = (
+    "Metadata-Version: 2.4\nName: hypothesis\nVersion: 6.170.17\nLicense-Expression: MPL-2.0\nRequires-Python: >=3.11"
+)
+ED_README = (
+    "GNU ed is a line-oriented text editor.\nEd home page: http://www.gnu.org/software/ed/ed.html\n"
+    "Please send bug reports to bug-ed@gnu.org."
+)
+
+
+def test_a_field_line_is_read_as_its_label_and_value() -> None:
+    """ "License-Expression: MPL-2.0": the value under its label answers, the label never does (planted fault: no
+    field lines answers "License-Expression"); a label word that is the document's own subject ("Ed home page"
+    in the ed README) does not make its value the answer to any question about ed (planted fault: the URL)."""
+    answer = READER.read(
+        "What is the license of hypothesis?", [hit("hypothesis", PACKAGE_METADATA, title="hypothesis")]
+    )
+    assert answer.text == "MPL-2.0" and answer.citations[0].supported
+    answer = READER.read("Where should bugs in GNU ed be reported?", [hit("ed-readme", ED_README, title="ed README")])
+    assert "home" not in answer.details.get("sentence", "") and "http" not in answer.text
+
+
 @pytest.mark.parametrize(
     ("sentence", "types", "spans"),
     [
@@ -207,6 +228,8 @@ def test_sentences_skip_headings_and_list_markers() -> None:
             {"name"},
             ["D. Brown", "Travis E. Oliphant", "Appendix A"],
         ),
+        # a code is no front of a dotted number (planted fault: "MPL-2" of "MPL-2.0")
+        ("Licensed MPL-2.0 since incident E-4471.", {"code"}, ["E-4471"]),
         # release numbers: dotted twice, v-prefixed or ".x"; a decimal is a number and a version
         (
             "GNU tar 1.11.2, since v0.50, on Python 3.x; YAML 1.1 at 2.887.",

@@ -75,6 +75,10 @@ _INSTRUCTION = re.compile(
     re.IGNORECASE,
 )
 
+# A field line, "License-Expression: MPL-2.0", "Author: D. Brown", "Important: ...": a short capitalized label, a
+# colon, a value. A short value is read as a one-cell table row under the label; a label is never the answer.
+_FIELD = re.compile(r"(?P<label>[A-Z][\w-]*(?:[ \t][A-Za-z][\w-]*){0,2}):[ \t]+(?=\S)")
+
 # Feature weights: what makes a sentence and a span in it likely to hold the answer.
 W_OVERLAP, W_PROXIMITY, W_ADJACENT, W_RANK = 0.6, 0.15, 0.1, 0.15
 TITLE_TERM_WEIGHT = 1.0  # a question term in the chunk's title or section, not in the sentence
@@ -287,8 +291,17 @@ class ExtractiveReader:
                         for candidate in self._score_row(info, chunk, rows[line]):
                             found.append(((-candidate.score, chunk.position, s_index, candidate.start), candidate))
                     continue
+                field = _FIELD.match(text)
+                if field and len(text[field.end() :].split()) <= MAX_CELL_WORDS:
+                    value = (start + field.end(), end)
+                    row = Row(start, end, cells=[value], header=[(start, start + field.end("label"))])
+                    for candidate in self._score_row(info, chunk, row, subject=chunk.title_terms):
+                        found.append(((-candidate.score, chunk.position, s_index, candidate.start), candidate))
+                    continue
                 sentence = self._sentence(info, chunk, text, start)
                 for candidate in self._score_sentence(info, chunk, sentence):
+                    if field and candidate.start < start + field.end():
+                        continue  # a field's label names what follows it; it is not the answer
                     found.append(((-candidate.score, chunk.position, s_index, candidate.start), candidate))
         found.sort(key=lambda pair: pair[0])
         return [c for _, c in found]
@@ -307,13 +320,17 @@ class ExtractiveReader:
         matched = [i for i, s in enumerate(stems) if s in info.terms]
         return _Sentence(text, offset, [w.start() for w in words], stems, matched, overlap)
 
-    def _score_row(self, info: QuestionInfo, chunk: _Chunk, row: Row) -> list[Candidate]:
+    def _score_row(
+        self, info: QuestionInfo, chunk: _Chunk, row: Row, subject: frozenset[str] | set[str] = frozenset()
+    ) -> list[Candidate]:
         """The cells of a table row, each read as the sentence "<row's cells> <its column's name>: <cell>".
 
         A cell's sentence terms are the whole row's (its first cells name the row), the first column's header (what
         the rows are: "Team") and its own column's header;
         a cell under a header that names what is asked about ("per diem" for "what is the per diem for ...")
         is adjacent to the noun asked about, and its type fits as a value of that column does (``TABLE_FIT``).
+        A header word among ``subject`` (a field line's document title: "Ed home page" in the ed README) names
+        what the text is about, not what is asked.
         """
         text = chunk.hit.text
         row_text = " ".join(text[a:b] for a, b in row.cells)
@@ -326,7 +343,9 @@ class ExtractiveReader:
             first = text[slice(*row.header[0])] if row.header and j else ""
             sentence = self._sentence(info, chunk, f"{row_text} {first} {header}", cell_start)
             header_stems = {self._as_term(self._stems(w), info.terms, forms) for w in WORD.findall(header)}
-            names_asked = bool(header_stems & info.terms) or (info.head is not None and info.head in header_stems)
+            names_asked = bool((header_stems - subject) & info.terms) or (
+                info.head is not None and info.head in header_stems
+            )
             cell = text[cell_start:cell_end]
             cell_sentence = replace(sentence, text=cell, starts=[], stems=[], matched=[])
             for candidate in self._score_sentence(info, chunk, cell_sentence, whole_cell=True):

@@ -61,7 +61,8 @@ _TYPED: list[tuple[str, re.Pattern[str]]] = [
             re.IGNORECASE,
         ),
     ),
-    (CODE, re.compile(r"\b[A-Z]{1,5}-\d{1,6}[A-Za-z]?\b|\b[A-Z]{1,3}\d{1,4}\b")),
+    # not the front of a dotted number: "MPL-2.0" is no code "MPL-2"
+    (CODE, re.compile(r"\b(?:[A-Z]{1,5}-\d{1,6}[A-Za-z]?|[A-Z]{1,3}\d{1,4})\b(?!\.\d)")),
     (VERSION, re.compile(r"(?<![\w.])(?:[vV]\d+(?:\.\d+)*|\d+(?:\.\d+){2,}|\d+\.x)\b")),
     (NUMBER, re.compile(rf"(?<![\w.]){_NUM}(?:\s(?P<unit>[A-Za-z]+))?")),
 ]
