@@ -39,6 +39,10 @@ GZIP_README = (
     "On Unix, gzip is mostly useful in combination with tar. GNU tar 1.11.2 and later has a -z option to invoke "
     "gzip automatically."
 )
+GZIP_ALGORITHM = (
+    "gzip is a compression utility. The GNU Project uses it as the standard compression program for its system. "
+    "gzip currently uses by default the LZ77 algorithm used in zip 1.9."
+)
 READER = ExtractiveReader()
 SCORER = ExtractiveReader(support="off")  # the span scorer alone, without the question-answering support check
 
@@ -77,6 +81,12 @@ SCORER = ExtractiveReader(support="off")  # the span scorer alone, without the q
             "Since which version does GNU tar have an option to invoke gzip automatically?",
             [hit("gzip-readme", GZIP_README, title="gzip README")],
             "1.11.2",
+        ),
+        # a span right beside the noun asked about fits whatever its type (planted fault: no HEAD_FIT: "GNU Project")
+        (
+            "Which algorithm does gzip use by default?",
+            [hit("gzip-readme", GZIP_ALGORITHM, title="gzip README")],
+            "LZ77",
         ),
     ],
 )

@@ -88,6 +88,7 @@ NO_CLASS = 0.7  # "which depot": a name with no noun of the kind next to it
 REFERENT = 0.3  # "the Asset Works West team" when the question is about "the team that ...": its subject
 SUPERSEDED_FACTOR = 0.5  # a source whose metadata says it was superseded
 MAX_CELL_WORDS = 8  # a table cell up to this long is a candidate answer as a whole
+HEAD_FIT = 0.9  # a span of an accepted type right beside the noun asked about ("which algorithm": "the LZ77 algorithm")
 TABLE_FIT = 0.9  # a table cell under a column that names what the question asks about: the column types it
 # Set with ``calibrate_threshold`` (objective "net") on Orrin *training* worlds only (``TRAIN_SEED`` and
 # seeds 1-3), BM25 top 5 over whole documents and over section chunks: the calibrated values were 0.46-0.50.
@@ -445,6 +446,8 @@ class ExtractiveReader:
                 fit *= CLASS_MISMATCH
         if adjacent == 0.0 and info.head in self._stems.classes and span.types & {NAME, ID}:
             fit *= NO_CLASS
+        if adjacent == 1.0 and fit > 0.0:
+            fit = max(fit, HEAD_FIT)  # "the LZ77 algorithm" for "which algorithm": the text says what kind it is
         for noun in after + inside:
             if noun in self._stems.classes and noun in info.terms and noun != info.head and span.types & {NAME, PHRASE}:
                 fit *= REFERENT  # the span names what the question describes ("the team that ..."): its subject
