@@ -8,9 +8,11 @@ ACL 2017), with hand-set weights instead of learned ones:
 1. **Question** (``ragline.answer.questions``). Expected answer types from the wh-word and the noun
    asked about; content terms (stemmed); literals (codes and numbers: E-4471, M2) and names (Grid Ops East).
 2. **Candidates** (``ragline.answer.spans``). Typed spans of every sentence of the top contexts:
-   money, percentages, dates, times, durations, numbers with units, codes, capitalized names, terms
-   marked in Markdown (`code`, **bold**, [[links]]), cue clauses. A span is minimal: "SS-339", "$70",
-   "faulty load balancer health check" -- not the sentence. Sentences addressed to AI assistants
+   money, percentages, dates, times, durations, numbers with units, codes, release numbers, command-line
+   options, URLs and paths, capitalized names (initials included), terms marked in Markdown (`code`,
+   **bold**, [[links]]), cue clauses. A span is minimal: "SS-339", "$70", "faulty load balancer health
+   check" -- not the sentence. A table row's cells, and a field line's value ("License-Expression:
+   MPL-2.0"), are read under their column's name or the field's label; a label is never an answer. Sentences addressed to AI assistants
    ("Ignore previous instructions ...") are instructions, not facts, and are skipped.
 3. **Exact-match gate.** Every literal and name of the question must occur in the candidate's
    chunk (its title included): the exact-match feature of DrQA and the lecture's "is this the
@@ -18,7 +20,8 @@ ACL 2017), with hand-set weights instead of learned ones:
    the E-4417 report, however similar.
 4. **Score** = type fit x (term overlap of the sentence and the chunk's title, and at a discount of
    the rest of the chunk; proximity of the span to the matched terms; adjacency to the noun asked
-   about, "the Ember Point depot"; retrieval rank). The fit drops when the span sits next to a noun
+   about, "the Ember Point depot", which also makes a span of any accepted type fit, "the LZ77 algorithm";
+   retrieval rank). The fit drops when the span sits next to a noun
    of another kind ("Sable Creek substation" for "which crew"), or names the question's own subject
    ("the Asset Works West team" for "who leads the team that ..."); a source marked
    ``superseded_by`` counts half.
@@ -293,7 +296,8 @@ class ExtractiveReader:
                             found.append(((-candidate.score, chunk.position, s_index, candidate.start), candidate))
                     continue
                 field = _FIELD.match(text)
-                if field and len(text[field.end() :].split()) <= MAX_CELL_WORDS:
+                value_text = text[field.end() :] if field else ""
+                if field and "\n" not in value_text.rstrip() and len(value_text.split()) <= MAX_CELL_WORDS:
                     value = (start + field.end(), end)
                     row = Row(start, end, cells=[value], header=[(start, start + field.end("label"))])
                     for candidate in self._score_row(info, chunk, row, subject=chunk.title_terms):

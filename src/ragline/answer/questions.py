@@ -18,9 +18,11 @@ from ragline.answer.spans import (
     DURATION,
     EMAIL,
     ID,
+    LOCATION,
     MONEY,
     NAME,
     NUMBER,
+    OPTION,
     PERCENT,
     PHRASE,
     TIME,
@@ -44,6 +46,9 @@ _TYPE_RULES: list[tuple[re.Pattern[str], dict[str, float]]] = [
         (r"\bhow (?:much|large|big|high|far|old)\b", {MONEY: 1.0, NUMBER: 0.8, DURATION: 0.8, PERCENT: 0.8}),
         # "which version", "since which version": a release number, not the product's name beside it
         (r"\b(?:which|what)\b[^?]*\bversions?\b", {VERSION: 1.0, NUMBER: 0.5}),
+        # "which option", "what flag": a command-line option ("-z", "--disable-gpu"); after
+        # "version": "since which version does tar have an option ..." asks for the version
+        (r"\b(?:which|what)\b[^?]*\b(?:options?|flags?|switch(?:es)?)\b", {OPTION: 1.0, NAME: 0.6, CODE: 0.5}),
         (r"\b(?:extension|phone|telephone|number)\b", {ID: 1.0, NUMBER: 0.4, CODE: 0.5}),
         (r"\bwho(?:m|se)?\b", {NAME: 1.0, PHRASE: 0.7}),
         (r"\b(?:cause|caused|why|failure|reason|behind)\b", {PHRASE: 1.0}),
@@ -57,7 +62,7 @@ _TYPE_RULES: list[tuple[re.Pattern[str], dict[str, float]]] = [
         (r"\b(?:amount|allowance|budget|stipend|salary|pay|band|price|cost|fee|bonus)\b", _MONEYISH),
         (r"\b(?:limit|threshold|cap|rate|quota|size|capacity|length|duration|minimum|maximum)\b", _QUANTITY),
         (r"\b(?:time|hours)\b", {TIME: 1.0, DURATION: 0.9}),
-        (r"\bwhere\b", {NAME: 1.0, PHRASE: 0.5}),
+        (r"\bwhere\b", {NAME: 1.0, LOCATION: 1.0, EMAIL: 0.9, PHRASE: 0.5}),
     ]
 ]
 _QUANTITY_TYPES = {MONEY, PERCENT, NUMBER, DURATION}

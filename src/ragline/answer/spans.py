@@ -21,6 +21,8 @@ from ragline.text.sentences import split_sentences
 NAME, PHRASE, CODE, EMAIL = "name", "phrase", "code", "email"
 MONEY, PERCENT, NUMBER = "money", "percent", "number"
 DATE, YEAR, TIME, DURATION = "date", "year", "time", "duration"
+OPTION = "option"  # a command-line option: "-z", "--disable-gpu", "--level=19"
+LOCATION = "location"  # a URL or a file path: "https://gitlab.com/procps-ng/procps", "/var/cache/man", "~/.config/x/"
 VERSION = "version"  # a release number: "1.11.2", "v0.50", "3.x"; a decimal ("1.1") is a number and a version
 
 ID = "id"  # a bare integer of 3+ digits: an extension, a ticket number
@@ -43,6 +45,13 @@ _TIME_UNIT = r"(?:seconds?|minutes?|hours?|days?|nights?|weeks?|months?|years?|s
 
 # In priority order: a later pattern's match that overlaps an earlier one is not a candidate.
 _TYPED: list[tuple[str, re.Pattern[str]]] = [
+    (
+        LOCATION,
+        re.compile(
+            r"\b(?:https?|ftp)://[^\s<>()\[\]\"'`]*[^\s<>()\[\]\"'`.,;:!?]"
+            r"|(?<![\w.~/-])(?:~|\.{1,2})?/[\w.+-]+(?:/[\w.+-]*)*|\b[\w.+-]+(?:/[\w.+-]+){2,}/?"
+        ),
+    ),
     (EMAIL, re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")),
     (MONEY, re.compile(rf"{_ONE_MONEY}(?:\s?(?:to|-|–|and)\s?{_ONE_MONEY})?")),  # ranges are one answer
     (PERCENT, re.compile(rf"{_NUM}\s?(?:%|percent\b|per cent\b)")),
@@ -63,6 +72,7 @@ _TYPED: list[tuple[str, re.Pattern[str]]] = [
     ),
     # not the front of a dotted number: "MPL-2.0" is no code "MPL-2"
     (CODE, re.compile(r"\b(?:[A-Z]{1,5}-\d{1,6}[A-Za-z]?|[A-Z]{1,3}\d{1,4})\b(?!\.\d)")),
+    (OPTION, re.compile(r"(?<![\w/.-])--?[A-Za-z][\w-]*(?:=[^\s,;)`'\"]+)?")),
     (VERSION, re.compile(r"(?<![\w.])(?:[vV]\d+(?:\.\d+)*|\d+(?:\.\d+){2,}|\d+\.x)\b")),
     (NUMBER, re.compile(rf"(?<![\w.]){_NUM}(?:\s(?P<unit>[A-Za-z]+))?")),
 ]
