@@ -12,18 +12,19 @@ ACL 2017), with hand-set weights instead of learned ones:
    options, URLs and paths, capitalized names (initials included), terms marked in Markdown (`code`,
    **bold**, [[links]]), cue clauses. A span is minimal: "SS-339", "$70", "faulty load balancer health
    check" -- not the sentence. A table row's cells, and a field line's value ("License-Expression:
-   MPL-2.0"), are read under their column's name or the field's label; a label is never an answer. Sentences addressed to AI assistants
-   ("Ignore previous instructions ...") are instructions, not facts, and are skipped.
+   MPL-2.0"), are read under their column's name or the field's label; a label is never an answer.
+   Sentences addressed to AI assistants ("Ignore previous instructions ...") are instructions, not
+   facts, and are skipped.
 3. **Exact-match gate.** Every literal and name of the question must occur in the candidate's
    chunk (its title included): the exact-match feature of DrQA and the lecture's "is this the
    entity I was asked about" check (Lecture 12, §2.4). A question about E-4471 is not answered from
    the E-4417 report, however similar.
 4. **Score** = type fit x (term overlap of the sentence and the chunk's title, and at a discount of
    the rest of the chunk; proximity of the span to the matched terms; adjacency to the noun asked
-   about, "the Ember Point depot", which also makes a span of any accepted type fit, "the LZ77 algorithm";
-   retrieval rank). The fit drops when the span sits next to a noun
-   of another kind ("Sable Creek substation" for "which crew"), or names the question's own subject
-   ("the Asset Works West team" for "who leads the team that ..."); a source marked
+   about, "the Ember Point depot", which also makes a span of any accepted type fit, "the LZ77
+   algorithm"; retrieval rank). The fit drops when the span sits next to a noun of another kind
+   ("Sable Creek substation" for "which crew"), or names the question's own subject ("the Asset
+   Works West team" for "who leads the team that ..."); a source marked
    ``superseded_by`` counts half.
 5. **Abstain** when the best score is below ``threshold``: the "no answer" decision of SQuAD 2.0
    readers (Rajpurkar et al. 2018). ``ragline.eval.calibration`` sets it on training data, the way the
