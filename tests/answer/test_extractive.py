@@ -6,7 +6,7 @@ import pytest
 
 from ragline.answer.context import build_context
 from ragline.answer.extractive import DEFAULT_THRESHOLD, ExtractiveReader
-from ragline.answer.spans import candidate_spans, sentences
+from ragline.answer.spans import candidate_spans, code_lines, sentences
 from ragline.eval.calibration import CalibrationExample, calibrate_threshold
 from ragline.types import Hit
 
@@ -227,6 +227,36 @@ def test_a_field_line_is_read_as_its_label_and_value() -> None:
     assert answer.text == "MPL-2.0" and answer.citations[0].supported
     answer = READER.read("Where should bugs in GNU ed be reported?", [hit("ed-readme", ED_README, title="ed README")])
     assert answer.text == "bug-ed@gnu.org"
+
+
+GPG_README = (
+    "Any user who wants to launch gpg-agent manually (e.g., to talk to it\nwith a tool from outside the GnuPG suite)"
+    " should first ensure that it is launched with:\n\n    gpgconf --launch gpg-agent\n\nMaintainer: dkg@example.org"
+)
+MRAPTOR_DOC = (
+    "mraptor file.doc\n```\n\nScan a file stored in a Zip archive with a password:\n\n```text\n"
+    "mraptor malicious.zip -z infected\n```\n\nScan a collection of files stored in a folder:\n\n```python\n"
+    "import mraptor\n\nmraptor.scan(folder)\n```"
+)
+
+
+def test_a_line_of_code_is_a_command_read_under_the_sentence_that_introduces_it() -> None:
+    """How-to questions are answered by the command a sentence introduces (planted faults: without code lines the
+    gpg-agent question answers the maintainer's address; without the prose check the chunk, which starts inside a
+    fence, makes "Scan a file ...:" a command; without merging, "import mraptor" is the command)."""
+    answer = READER.read("How do I launch gpg-agent manually?", [hit("gpg-agent", GPG_README, title="gpg-agent")])
+    assert answer.text == "gpgconf --launch gpg-agent" and answer.citations[0].supported
+    spans = sentences(MRAPTOR_DOC)
+    assert [MRAPTOR_DOC[a:b] for _, a, b in code_lines(MRAPTOR_DOC, spans)] == [
+        "mraptor file.doc",
+        "mraptor malicious.zip -z infected",
+        "import mraptor\n\nmraptor.scan(folder)",
+    ]
+    question = "How do I scan a file stored in a password-protected Zip archive with mraptor?"
+    assert (
+        READER.read(question, [hit("mraptor", MRAPTOR_DOC, title="mraptor")]).text
+        == "mraptor malicious.zip -z infected"
+    )
 
 
 @pytest.mark.parametrize(

@@ -49,11 +49,14 @@ from typing import Any
 from ragline.answer.context import Context, document_id
 from ragline.answer.questions import WORD, QuestionInfo, Stems, analyze_question
 from ragline.answer.spans import (
+    COMMAND,
     ID,
+    MAX_COMMAND_WORDS,
     NAME,
     PHRASE,
     Span,
     candidate_spans,
+    code_lines,
     sentences,
 )
 from ragline.answer.support import (
@@ -283,7 +286,17 @@ class ExtractiveReader:
             rows = table_rows(whole) if "|" in whole else {}
             headers = {start for start, _, _ in table_blocks(whole)} if rows else set()
             read_rows: set[int] = set()
-            for s_index, (start, end) in enumerate(sentences(whole)):
+            spans = sentences(whole)
+            code = code_lines(whole, spans) if COMMAND in info.types else []
+            in_code = {k for k, (a, _) in enumerate(spans) if any(start <= a < end for _, start, end in code)}
+            for s_index, command_start, command_end in code:
+                intro = next((spans[k] for k in range(s_index - 1, -1, -1) if k not in in_code), None)
+                if intro is not None:  # a command is read under the sentence that introduces it
+                    command = (command_start, command_end)
+                    row = Row(command_start, command_end, cells=[command], header=[intro])
+                    for candidate in self._score_row(info, chunk, row, chunk.title_terms, cell_type=COMMAND):
+                        found.append(((-candidate.score, chunk.position, s_index, candidate.start), candidate))
+            for s_index, (start, end) in enumerate(spans):
                 text = whole[start:end]
                 if self.skip_instructions and _INSTRUCTION.search(text):
                     continue  # an instruction planted for AI readers states no fact
@@ -327,7 +340,12 @@ class ExtractiveReader:
         return _Sentence(text, offset, [w.start() for w in words], stems, matched, overlap)
 
     def _score_row(
-        self, info: QuestionInfo, chunk: _Chunk, row: Row, subject: frozenset[str] | set[str] = frozenset()
+        self,
+        info: QuestionInfo,
+        chunk: _Chunk,
+        row: Row,
+        subject: frozenset[str] | set[str] = frozenset(),
+        cell_type: str = PHRASE,
     ) -> list[Candidate]:
         """The cells of a table row, each read as the sentence "<row's cells> <its column's name>: <cell>".
 
@@ -336,7 +354,8 @@ class ExtractiveReader:
         a cell under a header that names what is asked about ("per diem" for "what is the per diem for ...")
         is adjacent to the noun asked about, and its type fits as a value of that column does (``TABLE_FIT``).
         A header word among ``subject`` (a field line's document title: "Ed home page" in the ed README) names
-        what the text is about, not what is asked.
+        what the text is about, not what is asked. ``cell_type``: what a whole cell is as a candidate (a value, or
+        under a sentence that introduces it, a command).
         """
         text = chunk.hit.text
         row_text = " ".join(text[a:b] for a, b in row.cells)
@@ -354,7 +373,7 @@ class ExtractiveReader:
             )
             cell = text[cell_start:cell_end]
             cell_sentence = replace(sentence, text=cell, starts=[], stems=[], matched=[])
-            for candidate in self._score_sentence(info, chunk, cell_sentence, whole_cell=True):
+            for candidate in self._score_sentence(info, chunk, cell_sentence, whole_cell=cell_type):
                 features = candidate.features
                 if names_asked:
                     features["fit"] = max(features["fit"], TABLE_FIT)
@@ -377,17 +396,19 @@ class ExtractiveReader:
         return next((forms[f] for f in self.support_check.word_forms(stem) if f in forms), stem)
 
     def _score_sentence(
-        self, info: QuestionInfo, chunk: _Chunk, sentence: _Sentence, whole_cell: bool = False
+        self, info: QuestionInfo, chunk: _Chunk, sentence: _Sentence, whole_cell: str | None = None
     ) -> list[Candidate]:
-        """Candidates of one sentence; ``whole_cell``: the sentence is a table cell, itself a candidate too when
-        no typed span covers it (a cell holds one value: "facilities desk" is an answer)."""
+        """Candidates of one sentence; ``whole_cell``: the sentence is a table cell, itself a candidate of that type
+        too when no typed span covers it (a cell holds one value: "facilities desk" is an answer; a line of code
+        is a command)."""
         rank_prior = 1.0 / (1.0 + 0.25 * (chunk.position - 1))
         version = SUPERSEDED_FACTOR if chunk.hit.metadata.get("superseded_by") else 1.0
         out = []
         spans = candidate_spans(sentence.text, info.types)
         whole = any(s.start == 0 and s.end == len(sentence.text) for s in spans)
-        if whole_cell and len(sentence.text.split()) <= MAX_CELL_WORDS and not whole and PHRASE in info.types:
-            spans.append(Span(0, len(sentence.text), frozenset({PHRASE})))
+        limit = MAX_COMMAND_WORDS if whole_cell == COMMAND else MAX_CELL_WORDS
+        if whole_cell in info.types and len(sentence.text.split()) <= limit and not whole:
+            spans.append(Span(0, len(sentence.text), frozenset({whole_cell})))
         for span in spans:
             if span.noun_end is not None:
                 noun = self._stems(sentence.text[span.end : span.noun_end].strip())

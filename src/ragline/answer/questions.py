@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from ragline.answer.spans import (
     CODE,
+    COMMAND,
     DATE,
     DURATION,
     EMAIL,
@@ -52,7 +53,10 @@ _TYPE_RULES: list[tuple[re.Pattern[str], dict[str, float]]] = [
         (r"\b(?:extension|phone|telephone|number)\b", {ID: 1.0, NUMBER: 0.4, CODE: 0.5}),
         (r"\bwho(?:m|se)?\b", {NAME: 1.0, PHRASE: 0.7}),
         (r"\b(?:cause|caused|why|failure|reason|behind)\b", {PHRASE: 1.0}),
-        (r"\bhow (?:do|can|should|would) (?:i|we|you)\b", {ID: 1.0, EMAIL: 1.0, NAME: 0.6, PHRASE: 0.5}),
+        (
+            r"\bhow (?:do|can|should|would) (?:i|we|you)\b",
+            {COMMAND: 1.0, ID: 1.0, EMAIL: 1.0, OPTION: 0.9, NAME: 0.6, PHRASE: 0.5},
+        ),
         (r"\bdeadline\b", {DURATION: 1.0, DATE: 1.0, TIME: 0.8}),
         (r"\bwhen\b|\b(?:what|which) (?:date|day)\b", {DATE: 1.0, TIME: 0.9, DURATION: 0.8, YEAR: 0.8}),
         # after "who" and "when": in "who sent the e-mail about ...?" and "when was the e-mail sent?" the e-mail is

@@ -21,6 +21,7 @@ from ragline.text.sentences import split_sentences
 NAME, PHRASE, CODE, EMAIL = "name", "phrase", "code", "email"
 MONEY, PERCENT, NUMBER = "money", "percent", "number"
 DATE, YEAR, TIME, DURATION = "date", "year", "time", "duration"
+COMMAND = "command"  # a line of code or a shell command: "gpgconf --launch gpg-agent", "pipx install oletools"
 OPTION = "option"  # a command-line option: "-z", "--disable-gpu", "--level=19"
 LOCATION = "location"  # a URL or a file path: "https://gitlab.com/procps-ng/procps", "/var/cache/man", "~/.config/x/"
 VERSION = "version"  # a release number: "1.11.2", "v0.50", "3.x"; a decimal ("1.1") is a number and a version
@@ -151,6 +152,67 @@ def sentences(text: str) -> list[tuple[int, int]]:
     return [(a, b) for a, b in spans if a < b]
 
 
+_PROMPT = re.compile(r"[$#%]\s+(?=\S)")  # a shell prompt before a command: "$ make check", "# chromium --no-sandbox"
+_ONE_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+MAX_COMMAND_WORDS = 12
+
+
+def code_lines(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int, int]]:
+    """The lines of code among the sentences ``spans`` of ``text`` (``sentences(text)``): ``(index, start, end)``
+    for each, the index of its first sentence and where the command lies in ``text``, without indentation, prompt
+    or backticks; consecutive lines that fit in ``MAX_COMMAND_WORDS`` together are one command.
+
+    A line of code is a line of a fenced block, a line that is one `code span` alone, or a line set off by four
+    spaces of indentation or a shell prompt, short and not read as prose (no capital first, no full stop or colon
+    last: a chunk can start inside a fence). The sentence before it introduces it ("Scan a file stored in a Zip
+    archive:"): a reader reads the command under that sentence, as a table cell under its column's name.
+    """
+    blocks = _fenced_blocks(text)
+    lines: list[tuple[int, int, int]] = []
+    for i, (start, end) in enumerate(spans):
+        body = text[start:end]
+        if "\n" in body or len(body.split()) > MAX_COMMAND_WORDS or body[0].isupper() or body.endswith((".", ":")):
+            continue
+        indent = text[text.rfind("\n", 0, start) + 1 : start]
+        prompt = _PROMPT.match(body)
+        if _ONE_CODE_SPAN.fullmatch(body):
+            lines.append((i, start + 1, end - 1))
+        elif (
+            prompt or any(a <= start < b for a, b in blocks) or (not indent.strip() and len(indent.expandtabs(4)) >= 4)
+        ):
+            lines.append((i, start + (prompt.end() if prompt else 0), end))
+    merged: list[tuple[int, int, int]] = []
+    for i, start, end in lines:
+        if merged and merged[-1][0] + _lines_in(merged, spans) == i:
+            first, first_start, _ = merged[-1]
+            if len(text[first_start:end].split()) <= MAX_COMMAND_WORDS:
+                merged[-1] = (first, first_start, end)
+                continue
+        merged.append((i, start, end))
+    return merged
+
+
+def _fenced_blocks(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each fenced code block. A fence with an info string ("```text") opens a block; a bare
+    one closes the open block, or, first in a text that starts inside a block (a chunk), closes that one."""
+    blocks, opened = [], None
+    for match in re.finditer(r"(?m)^[ \t]*(?:`{3,}|~{3,})([^\n`]*)", text):
+        if opened is None and (match.group(1).strip() or blocks or text[: match.start()].strip() == ""):
+            opened = match.start()
+        elif opened is None:
+            blocks.append((0, match.start()))
+        else:
+            blocks.append((opened, match.start()))
+            opened = None
+    return blocks
+
+
+def _lines_in(merged: list[tuple[int, int, int]], spans: list[tuple[int, int]]) -> int:
+    """How many sentences the last merged command spans."""
+    first, _, end = merged[-1]
+    return sum(1 for a, _ in spans[first:] if a < end)
+
+
 def candidate_spans(sentence: str, types: Iterable[str]) -> list[Span]:
     """Typed candidate spans of ``sentence`` for the answer types the question accepts."""
     wanted = set(types)
@@ -201,13 +263,16 @@ _MARKED = re.compile(r"`([^`\n]{1,80})`|\*\*(?:\[\[)?([^*\n\[\]]{1,80}?)(?:\]\])
 
 
 def _marked_spans(sentence: str) -> list[Span]:
-    """The inside of each marked term (without its marks), as a name."""
+    """The inside of each marked term (without its marks), as a name; one of several words that starts in lower
+    case is a command, too ("**pip install -U olefile**")."""
     spans = []
     for match in _MARKED.finditer(sentence):
         group = next(g for g in (1, 2, 3) if match.group(g) is not None)
         start, end = match.span(group)
-        if sentence[start:end].strip():
-            spans.append(Span(start, end, frozenset({NAME})))
+        term = sentence[start:end]
+        if term.strip():
+            command = len(term.split()) > 1 and not term[0].isupper()
+            spans.append(Span(start, end, frozenset({NAME, COMMAND} if command else {NAME})))
     return spans
 
 
