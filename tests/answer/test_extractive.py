@@ -259,6 +259,23 @@ def test_a_line_of_code_is_a_command_read_under_the_sentence_that_introduces_it(
     )
 
 
+ZSTD_README = (
+    "Zstandard is a fast lossless compression algorithm. It ships a C library and a command line utility producing"
+    " and decoding `.zst`, `.gz`, `.xz` and `.lz4` files."
+)
+
+
+def test_a_question_that_asks_for_several_things_is_answered_by_the_whole_list() -> None:
+    """Which file formats: the list, not its last item (planted faults: no list spans answers ".lz4"; no LIST_PART
+    for its items answers "2.6", which starts where the list does); a singular question still gets one item."""
+    hits = [hit("zstd", ZSTD_README, title="zstd README")]
+    formats = READER.read("Which file formats can the zstd utility decode?", hits)
+    assert formats.text == "`.zst`, `.gz`, `.xz` and `.lz4`"
+    assert READER.read("Which file format can the zstd utility decode?", hits).text in {".zst", ".gz", ".xz", ".lz4"}
+    olefile = [hit("olefile", "olefile runs on the Python versions 2.6, 2.7 or 3.x.", title="olefile install")]
+    assert READER.read("Which Python versions does olefile run on?", olefile).text == "2.6, 2.7 or 3.x"
+
+
 @pytest.mark.parametrize(
     ("sentence", "types", "spans"),
     [

@@ -57,6 +57,7 @@ from ragline.answer.spans import (
     Span,
     candidate_spans,
     code_lines,
+    list_spans,
     sentences,
 )
 from ragline.answer.support import (
@@ -96,6 +97,7 @@ REFERENT = 0.3  # "the Asset Works West team" when the question is about "the te
 SUPERSEDED_FACTOR = 0.5  # a source whose metadata says it was superseded
 MAX_CELL_WORDS = 8  # a table cell up to this long is a candidate answer as a whole
 HEAD_FIT = 0.9  # a span of an accepted type right beside the noun asked about ("which algorithm": "the LZ77 algorithm")
+LIST_PART = 0.9  # an item of a list, when the question asks for several things
 TABLE_FIT = 0.9  # a table cell under a column that names what the question asks about: the column types it
 # Set with ``calibrate_threshold`` (objective "net") on Orrin *training* worlds only (``TRAIN_SEED`` and
 # seeds 1-3), BM25 top 5 over whole documents and over section chunks: the calibrated values were 0.46-0.50.
@@ -405,6 +407,9 @@ class ExtractiveReader:
         version = SUPERSEDED_FACTOR if chunk.hit.metadata.get("superseded_by") else 1.0
         out = []
         spans = candidate_spans(sentence.text, info.types)
+        lists = list_spans(sentence.text, spans) if info.plural else []  # "which file formats": the whole list
+        in_list = [s for s in spans if any(a.start <= s.start and s.end <= a.end for a in lists)]
+        spans += lists
         whole = any(s.start == 0 and s.end == len(sentence.text) for s in spans)
         limit = MAX_COMMAND_WORDS if whole_cell == COMMAND else MAX_CELL_WORDS
         if whole_cell in info.types and len(sentence.text.split()) <= limit and not whole:
@@ -424,6 +429,8 @@ class ExtractiveReader:
             first = bisect.bisect_left(sentence.starts, span.start)  # first word inside ("$25": "25")
             last = bisect.bisect_left(sentence.starts, span.end) - 1
             features = self._features(info, sentence, span, first, last)
+            if span in in_list:
+                features["fit"] *= LIST_PART  # one item of a list is part of the answer to a plural question
             features.update(rank_prior=rank_prior, version=version)
             mixed = (
                 W_OVERLAP * features["overlap"]

@@ -106,6 +106,7 @@ class QuestionInfo:
     classes: frozenset[str]  # noun classes the answer may be ("facility" for a depot, "person"/"org" for who)
     unit: str | None  # stem of "how many <unit>"
     words: frozenset[str]  # normalized words: an answer made only of these is the question itself
+    plural: bool = False  # it asks for several things ("which file formats", "which packages"): a list answers it
 
 
 class Stems:
@@ -170,7 +171,24 @@ def analyze_question(question: str, stems: Stems) -> QuestionInfo:
         classes=frozenset(classes),
         unit=stems(unit) if unit else None,
         words=frozenset(normalize_answer(question).split()),
+        plural=_asks_plural(lowered, stems),
     )
+
+
+def _asks_plural(lowered: str, stems: Stems) -> bool:
+    """The noun phrase after "which" / "what" ends in a plural ("which C libraries does", "what file formats can",
+    "which versions of"): the word before an auxiliary or a preposition, ending in s and stemming as it does
+    without the s ("formats" as "format"; not "status"). "Which tool returns ..." names no plural."""
+    match = re.search(r"\b(?:which|what)((?:\s+[a-z][\w-]*){1,4})", lowered)
+    words = match.group(1).split() if match else []
+    for word, after in zip(words, words[1:] + ["?"]):
+        if after in _AUX or after in _PHRASE_END:
+            stem = stems(word)
+            return len(word) > 3 and word.endswith("s") and stem is not None and stem == stems(word[:-1])
+    return False
+
+
+_PHRASE_END = {"?", "of", "in", "for", "from", "on", "at", "to", "with", "that", "which", "by"}
 
 
 _WHAT_IS = re.compile(

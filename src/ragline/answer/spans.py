@@ -24,7 +24,7 @@ DATE, YEAR, TIME, DURATION = "date", "year", "time", "duration"
 COMMAND = "command"  # a line of code or a shell command: "gpgconf --launch gpg-agent", "pipx install oletools"
 OPTION = "option"  # a command-line option: "-z", "--disable-gpu", "--level=19"
 LOCATION = "location"  # a URL or a file path: "https://gitlab.com/procps-ng/procps", "/var/cache/man", "~/.config/x/"
-VERSION = "version"  # a release number: "1.11.2", "v0.50", "3.x"; a decimal ("1.1") is a number and a version
+VERSION = "version"  # a release number: "1.11.2", "v0.50", "3.x", "HTTP/2"; a decimal ("1.1") is a number too
 
 ID = "id"  # a bare integer of 3+ digits: an extension, a ticket number
 
@@ -74,7 +74,7 @@ _TYPED: list[tuple[str, re.Pattern[str]]] = [
     # not the front of a dotted number: "MPL-2.0" is no code "MPL-2"
     (CODE, re.compile(r"\b(?:[A-Z]{1,5}-\d{1,6}[A-Za-z]?|[A-Z]{1,3}\d{1,4})\b(?!\.\d)")),
     (OPTION, re.compile(r"(?<![\w/.-])--?[A-Za-z][\w-]*(?:=[^\s,;)`'\"]+)?")),
-    (VERSION, re.compile(r"(?<![\w.])(?:[vV]\d+(?:\.\d+)*|\d+(?:\.\d+){2,}|\d+\.x)\b")),
+    (VERSION, re.compile(r"(?<![\w.])(?:[vV]\d+(?:\.\d+)*|\d+(?:\.\d+){2,}|\d+\.x)\b|\b[A-Za-z]+/\d+(?:\.\d+)*\b")),
     (NUMBER, re.compile(rf"(?<![\w.]){_NUM}(?:\s(?P<unit>[A-Za-z]+))?")),
 ]
 _UNIT_WORDS = {"gb", "mb", "tb", "kb", "km", "kv", "kw", "mw", "kwh", "mwh", "times", "percent", "kg", "miles"}
@@ -233,6 +233,40 @@ def candidate_spans(sentence: str, types: Iterable[str]) -> list[Span]:
         spans.extend(_cue_spans(sentence, _CAUSE_CUE, "cause"))
         spans.extend(_cue_spans(sentence, _AGENT_CUE, "agent"))
     return [s for s in spans if s.types & wanted]
+
+
+# What stands between two items of a list: a comma, "and" / "or" (after a comma or not), "and finally"; the items'
+# own marks (`code`, **bold**, quotes) may close and open around it.
+_LIST_GAP = re.compile(
+    r"[`*'\"’”)\]]*(?:\s*,\s*(?:(?:and|or)\s+)?(?:finally\s+)?|\s+(?:and|or)\s+(?:finally\s+)?)[`*'\"‘“(\[]*"
+)
+_OPEN_MARKS, _CLOSE_MARKS = "`*'\"‘“([", "`*'\"’”)]"
+
+
+def list_spans(sentence: str, spans: list[Span]) -> list[Span]:
+    """Lists of candidate spans: two or more joined by commas, "and" or "or" (".zst, .gz, .xz and .lz4", "Python
+    2.6, 2.7 or 3.x"), each as one span with its items' marks and the types of its first item."""
+    ordered: list[Span] = []
+    for span in sorted(spans, key=lambda s: (s.start, -s.end)):
+        if not ordered or span.start >= ordered[-1].end:
+            ordered.append(span)
+    out, run = [], ordered[:1]
+    for span in ordered[1:] + [None]:  # type: ignore[list-item]
+        if span is not None and _LIST_GAP.fullmatch(sentence[run[-1].end : span.start]):
+            run.append(span)
+            continue
+        if len(run) > 1:
+            start, end = run[0].start, run[-1].end
+            while (
+                start > 0
+                and sentence[start - 1] in _OPEN_MARKS
+                and end < len(sentence)
+                and sentence[end] in _CLOSE_MARKS
+            ):
+                start, end = start - 1, end + 1
+            out.append(Span(start, end, run[0].types))
+        run = [span] if span is not None else []
+    return out
 
 
 def _typed_spans(kind: str, match: re.Match[str], sentence: str) -> list[Span]:
