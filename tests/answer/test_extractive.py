@@ -252,6 +252,10 @@ def test_a_line_of_code_is_a_command_read_under_the_sentence_that_introduces_it(
         "mraptor malicious.zip -z infected",
         "import mraptor\n\nmraptor.scan(folder)",
     ]
+    # "which command" reads lines of code too (planted fault: no command rule: no answer)
+    ended = "When the session ends, gpg-agent is terminated with:\n\n    gpgconf --kill gpg-agent\n"
+    answer = READER.read("Which command terminates gpg-agent when the session ends?", [hit("gpg", ended)])
+    assert answer.text == "gpgconf --kill gpg-agent"
     question = "How do I scan a file stored in a password-protected Zip archive with mraptor?"
     assert (
         READER.read(question, [hit("mraptor", MRAPTOR_DOC, title="mraptor")]).text
@@ -272,6 +276,16 @@ def test_a_question_that_asks_for_several_things_is_answered_by_the_whole_list()
     formats = READER.read("Which file formats can the zstd utility decode?", hits)
     assert formats.text == "`.zst`, `.gz`, `.xz` and `.lz4`"
     assert READER.read("Which file format can the zstd utility decode?", hits).text in {".zst", ".gz", ".xz", ".lz4"}
+    gpg = [
+        hit(
+            "gpg-agent",
+            "If dbus-user-session and pinentry-gnome3 packages are installed, gpg-agent prompts over d-bus.",
+        )
+    ]
+    assert (
+        READER.read("Which packages let gpg-agent prompt over d-bus?", gpg).text
+        == "dbus-user-session and pinentry-gnome3"
+    )
     olefile = [hit("olefile", "olefile runs on the Python versions 2.6, 2.7 or 3.x.", title="olefile install")]
     assert READER.read("Which Python versions does olefile run on?", olefile).text == "2.6, 2.7 or 3.x"
 
@@ -300,6 +314,12 @@ def test_a_question_that_asks_for_several_things_is_answered_by_the_whole_list()
             " HTTP/1.1 and/or not.",
             {"option", "location"},
             ["https://x.org/a_b", "/var/cache/man", "~/.cfg/", "out/gen/bin/", "-z", "--level=19"],
+        ),
+        # lowercase identifiers joined by - _ or . (not v0.54, a version; not a path)
+        (
+            "Install update-passwd or chromium-dbgsym, start gpg-agent.service, since v0.54 in /usr/lib/x-y.",
+            {"ident", "version", "location"},
+            ["/usr/lib/x-y", "v0.54", "update-passwd", "chromium-dbgsym", "gpg-agent.service"],
         ),
         # a code is no front of a dotted number (planted fault: "MPL-2" of "MPL-2.0")
         ("Licensed MPL-2.0 since incident E-4471.", {"code"}, ["E-4471"]),

@@ -19,6 +19,7 @@ from ragline.answer.spans import (
     DURATION,
     EMAIL,
     ID,
+    IDENT,
     LOCATION,
     MONEY,
     NAME,
@@ -50,12 +51,18 @@ _TYPE_RULES: list[tuple[re.Pattern[str], dict[str, float]]] = [
         # "which option", "what flag": a command-line option ("-z", "--disable-gpu"); after
         # "version": "since which version does tar have an option ..." asks for the version
         (r"\b(?:which|what)\b[^?]*\b(?:options?|flags?|switch(?:es)?)\b", {OPTION: 1.0, NAME: 0.6, CODE: 0.5}),
+        # "which command", "which Debian package", "what utility": a command or an identifier, however it is cased
+        (
+            r"\b(?:which|what)\s+(?:[\w-]+\s+)?(?:commands?|packages?|utilit(?:y|ies)|tools?|programs?|librar(?:y|ies)|modules?"
+            r"|scripts?|daemons?|services?|functions?|methods?|variables?)\b",
+            {COMMAND: 1.0, IDENT: 1.0, NAME: 0.9, OPTION: 0.6, LOCATION: 0.6, CODE: 0.5},
+        ),
         (r"\b(?:extension|phone|telephone|number)\b", {ID: 1.0, NUMBER: 0.4, CODE: 0.5}),
         (r"\bwho(?:m|se)?\b", {NAME: 1.0, PHRASE: 0.7}),
         (r"\b(?:cause|caused|why|failure|reason|behind)\b", {PHRASE: 1.0}),
         (
             r"\bhow (?:do|can|should|would) (?:i|we|you)\b",
-            {COMMAND: 1.0, ID: 1.0, EMAIL: 1.0, OPTION: 0.9, NAME: 0.6, PHRASE: 0.5},
+            {COMMAND: 1.0, ID: 1.0, EMAIL: 1.0, OPTION: 0.9, NAME: 0.6, IDENT: 0.6, PHRASE: 0.5},
         ),
         (r"\bdeadline\b", {DURATION: 1.0, DATE: 1.0, TIME: 0.8}),
         (r"\bwhen\b|\b(?:what|which) (?:date|day)\b", {DATE: 1.0, TIME: 0.9, DURATION: 0.8, YEAR: 0.8}),
@@ -177,14 +184,18 @@ def analyze_question(question: str, stems: Stems) -> QuestionInfo:
 
 def _asks_plural(lowered: str, stems: Stems) -> bool:
     """The noun phrase after "which" / "what" ends in a plural ("which C libraries does", "what file formats can",
-    "which versions of"): the word before an auxiliary or a preposition, ending in s and stemming as it does
-    without the s ("formats" as "format"; not "status"). "Which tool returns ..." names no plural."""
+    "which versions of", "which packages let"): the word right after it or before an auxiliary or a preposition,
+    ending in s and stemming as it does without the s ("formats" as "format"; not "status"). "Which tool returns
+    ..." names no plural."""
     match = re.search(r"\b(?:which|what)((?:\s+[a-z][\w-]*){1,4})", lowered)
     words = match.group(1).split() if match else []
-    for word, after in zip(words, words[1:] + ["?"]):
-        if after in _AUX or after in _PHRASE_END:
-            stem = stems(word)
-            return len(word) > 3 and word.endswith("s") and stem is not None and stem == stems(word[:-1])
+    for i, (word, after) in enumerate(zip(words, words[1:] + ["?"])):
+        if word in _AUX:
+            return False  # "what does ...", "which is ...": no noun phrase
+        stem = stems(word)
+        plural = len(word) > 3 and word.endswith("s") and stem is not None and stem == stems(word[:-1])
+        if i == 0 and plural or after in _AUX or after in _PHRASE_END:
+            return plural
     return False
 
 

@@ -22,6 +22,7 @@ NAME, PHRASE, CODE, EMAIL = "name", "phrase", "code", "email"
 MONEY, PERCENT, NUMBER = "money", "percent", "number"
 DATE, YEAR, TIME, DURATION = "date", "year", "time", "duration"
 COMMAND = "command"  # a line of code or a shell command: "gpgconf --launch gpg-agent", "pipx install oletools"
+IDENT = "ident"  # a lowercase identifier joined by - _ or .: "update-passwd", "chromium-dbgsym", "gpg-agent.service"
 OPTION = "option"  # a command-line option: "-z", "--disable-gpu", "--level=19"
 LOCATION = "location"  # a URL or a file path: "https://gitlab.com/procps-ng/procps", "/var/cache/man", "~/.config/x/"
 VERSION = "version"  # a release number: "1.11.2", "v0.50", "3.x", "HTTP/2"; a decimal ("1.1") is a number too
@@ -50,7 +51,7 @@ _TYPED: list[tuple[str, re.Pattern[str]]] = [
         LOCATION,
         re.compile(
             r"\b(?:https?|ftp)://[^\s<>()\[\]\"'`]*[^\s<>()\[\]\"'`.,;:!?]"
-            r"|(?<![\w.~/-])(?:~|\.{1,2})?/[\w.+-]+(?:/[\w.+-]*)*|\b[\w.+-]+(?:/[\w.+-]+){2,}/?"
+            r"|(?<![\w.~/-])(?:~|\.{1,2})?/[\w.+-]+(?:/[\w.+-]*)*(?<!\.)|\b[\w.+-]+(?:/[\w.+-]+){2,}/?(?<!\.)"
         ),
     ),
     (EMAIL, re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")),
@@ -75,6 +76,7 @@ _TYPED: list[tuple[str, re.Pattern[str]]] = [
     (CODE, re.compile(r"\b(?:[A-Z]{1,5}-\d{1,6}[A-Za-z]?|[A-Z]{1,3}\d{1,4})\b(?!\.\d)")),
     (OPTION, re.compile(r"(?<![\w/.-])--?[A-Za-z][\w-]*(?:=[^\s,;)`'\"]+)?")),
     (VERSION, re.compile(r"(?<![\w.])(?:[vV]\d+(?:\.\d+)*|\d+(?:\.\d+){2,}|\d+\.x)\b|\b[A-Za-z]+/\d+(?:\.\d+)*\b")),
+    (IDENT, re.compile(r"(?<![\w./-])[a-z]{2}[a-z0-9]*(?:[-_.][a-z0-9]+)+(?![\w/-]|\.\w)")),
     (NUMBER, re.compile(rf"(?<![\w.]){_NUM}(?:\s(?P<unit>[A-Za-z]+))?")),
 ]
 _UNIT_WORDS = {"gb", "mb", "tb", "kb", "km", "kv", "kw", "mw", "kwh", "mwh", "times", "percent", "kg", "miles"}
