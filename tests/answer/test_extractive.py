@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ragline.answer.context import build_context
-from ragline.answer.extractive import DEFAULT_THRESHOLD, ExtractiveReader
+from ragline.answer.extractive import DEFAULT_THRESHOLD, HEAD_FIT, ExtractiveReader
 from ragline.answer.spans import candidate_spans, code_lines, sentences
 from ragline.eval.calibration import CalibrationExample, calibrate_threshold
 from ragline.types import Hit
@@ -217,6 +217,15 @@ ED_README = (
 )
 
 
+def test_a_count_beside_the_noun_asked_about_does_not_name_it() -> None:
+    """HEAD_FIT lifts a code beside "conference", not a number: "the 12 conference teams" counts them (planted
+    fault: HEAD_FIT for every type lifts "12" to 0.9)."""
+    text = "The league has the 12 conference teams and the Pac-12 conference."
+    question = "Which conference do the teams play in?"
+    fits = {c.text: c.features["fit"] for c in READER.candidates(question, [hit("league", text)])}
+    assert fits["12"] < HEAD_FIT <= fits["Pac-12"]
+
+
 def test_a_field_line_is_read_as_its_label_and_value() -> None:
     """ "License-Expression: MPL-2.0": the value under its label answers, the label never does (planted fault: no
     field lines answers "License-Expression"); a label word that is the document's own subject ("Ed home page"
@@ -303,9 +312,9 @@ def test_a_question_that_asks_for_several_things_is_answered_by_the_whole_list()
         # an initial belongs to its name (planted fault: no initials gives "Brown", "Travis E", "Oliphant"); a capital
         # letter before a sentence-opening word is no initial
         (
-            "Written by D. Brown with Travis E. Oliphant, see Appendix A. The list says.",
+            "Written by D. Brown with Travis E. Oliphant, for J. R. R. Tolkien in the U.S. in Appendix A. The end.",
             {"name"},
-            ["D. Brown", "Travis E. Oliphant", "Appendix A"],
+            ["D. Brown", "Travis E. Oliphant", "J. R. R. Tolkien", "Appendix A"],
         ),
         # options and locations (URLs, absolute, home and relative paths of three parts or more); "HTTP/1.1" and
         # "and/or" are neither
@@ -321,8 +330,8 @@ def test_a_question_that_asks_for_several_things_is_answered_by_the_whole_list()
             {"ident", "version", "location"},
             ["/usr/lib/x-y", "v0.54", "update-passwd", "chromium-dbgsym", "gpg-agent.service"],
         ),
-        # a code is no front of a dotted number (planted fault: "MPL-2" of "MPL-2.0")
-        ("Licensed MPL-2.0 since incident E-4471.", {"code"}, ["E-4471"]),
+        # a code is no front of a dotted number (planted fault: "MPL-2" of "MPL-2.0"); a capital and letters may lead
+        ("Licensed MPL-2.0 since incident E-4471 in the Pac-12.", {"code"}, ["E-4471", "Pac-12"]),
         # release numbers: dotted twice, v-prefixed or ".x"; a decimal is a number and a version
         (
             "GNU tar 1.11.2, since v0.50, on Python 3.x; YAML 1.1 at 2.887.",

@@ -50,10 +50,17 @@ from ragline.answer.context import Context, document_id
 from ragline.answer.questions import WORD, QuestionInfo, Stems, analyze_question
 from ragline.answer.spans import (
     COMMAND,
+    DATE,
+    DURATION,
     ID,
     MAX_COMMAND_WORDS,
+    MONEY,
     NAME,
+    NUMBER,
+    PERCENT,
     PHRASE,
+    TIME,
+    YEAR,
     Span,
     candidate_spans,
     code_lines,
@@ -96,6 +103,7 @@ NO_CLASS = 0.7  # "which depot": a name with no noun of the kind next to it
 REFERENT = 0.3  # "the Asset Works West team" when the question is about "the team that ...": its subject
 SUPERSEDED_FACTOR = 0.5  # a source whose metadata says it was superseded
 MAX_CELL_WORDS = 8  # a table cell up to this long is a candidate answer as a whole
+_QUANTITIES = frozenset({NUMBER, MONEY, PERCENT, DURATION, YEAR, DATE, TIME, ID})
 HEAD_FIT = 0.9  # a span of an accepted type right beside the noun asked about ("which algorithm": "the LZ77 algorithm")
 LIST_PART = 0.9  # an item of a list, when the question asks for several things
 TABLE_FIT = 0.9  # a table cell under a column that names what the question asks about: the column types it
@@ -479,8 +487,9 @@ class ExtractiveReader:
                 fit *= CLASS_MISMATCH
         if adjacent == 0.0 and info.head in self._stems.classes and span.types & {NAME, ID}:
             fit *= NO_CLASS
-        if adjacent == 1.0 and fit > 0.0:
-            fit = max(fit, HEAD_FIT)  # "the LZ77 algorithm" for "which algorithm": the text says what kind it is
+        if adjacent == 1.0 and fit > 0.0 and not span.types & _QUANTITIES:
+            # "the LZ77 algorithm" for "which algorithm": the text says what kind it is ("489 schools" counts them)
+            fit = max(fit, HEAD_FIT)
         for noun in after + inside:
             if noun in self._stems.classes and noun in info.terms and noun != info.head and span.types & {NAME, PHRASE}:
                 fit *= REFERENT  # the span names what the question describes ("the team that ..."): its subject

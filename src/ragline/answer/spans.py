@@ -72,8 +72,8 @@ _TYPED: list[tuple[str, re.Pattern[str]]] = [
             re.IGNORECASE,
         ),
     ),
-    # not the front of a dotted number: "MPL-2.0" is no code "MPL-2"
-    (CODE, re.compile(r"\b(?:[A-Z]{1,5}-\d{1,6}[A-Za-z]?|[A-Z]{1,3}\d{1,4})\b(?!\.\d)")),
+    # "SS-339", "Pac-12", "M2"; not the front of a dotted number: "MPL-2.0" is no code "MPL-2"
+    (CODE, re.compile(r"\b(?:[A-Z][A-Za-z]{0,4}-\d{1,6}[A-Za-z]?|[A-Z]{1,3}\d{1,4})\b(?!\.\d)")),
     (OPTION, re.compile(r"(?<![\w/.-])--?[A-Za-z][\w-]*(?:=[^\s,;)`'\"]+)?")),
     (VERSION, re.compile(r"(?<![\w.])(?:[vV]\d+(?:\.\d+)*|\d+(?:\.\d+){2,}|\d+\.x)\b|\b[A-Za-z]+/\d+(?:\.\d+)*\b")),
     (IDENT, re.compile(r"(?<![\w./-])[a-z]{2}[a-z0-9]*(?:[-_.][a-z0-9]+)+(?![\w/-]|\.\w)")),
@@ -384,6 +384,8 @@ def _initial(tokens: list[re.Match[str]], words: list[str], j: int) -> bool:
     if j + 2 >= len(tokens) or len(words[j]) != 1 or not words[j].isupper() or words[j + 1] != ".":
         return False
     after = words[j + 2]
+    if len(after) == 1:  # "J. R. R. Tolkien" is initials; "U.S." is not
+        return _initial(tokens, words, j + 2)
     return tokens[j + 1].start() == tokens[j].end() and _name_word(after) and after not in _SENTENCE_STARTERS
 
 
