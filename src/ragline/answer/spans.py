@@ -3,9 +3,11 @@
 The extractive reader (``ragline.answer.extractive``) scores what this module proposes. A span is the
 smallest piece of a sentence that can answer a question of some type: "SS-339", "$70", "4 weeks",
 "Grid Ops East" -- never the whole sentence; a cause is the clause after its cue ("a memory leak in the report
-scheduler on web-45"). Patterns are tried in priority order (e-mail before money before ... numbers), and a
-later match overlapping an earlier one is dropped; terms marked in Markdown (```code```, ``**bold**``,
-``[[link]]``), then capitalized-name runs outside them, and cue clauses ("root cause was ...", "by ...") come last.
+scheduler on web-45"). Patterns are tried in priority order (URLs and paths, e-mail, money ... codes, options,
+versions, identifiers, numbers), and a later match overlapping an earlier one is dropped; terms marked in Markdown
+(```code```, ``**bold**``, ``[[link]]``), then capitalized-name runs outside them (initials included), and cue
+clauses ("root cause was ...", "by ...") come last. :func:`list_spans` joins candidates into lists ("A, B and C"),
+:func:`code_lines` finds the lines of code a how-to question is answered by.
 """
 
 from __future__ import annotations
@@ -184,13 +186,13 @@ def code_lines(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int, 
         ):
             lines.append((i, start + (prompt.end() if prompt else 0), end))
     merged: list[tuple[int, int, int]] = []
+    previous = -2  # the sentence index of the last line taken
     for i, start, end in lines:
-        if merged and merged[-1][0] + _lines_in(merged, spans) == i:
-            first, first_start, _ = merged[-1]
-            if len(text[first_start:end].split()) <= MAX_COMMAND_WORDS:
-                merged[-1] = (first, first_start, end)
-                continue
-        merged.append((i, start, end))
+        if merged and previous == i - 1 and len(text[merged[-1][1] : end].split()) <= MAX_COMMAND_WORDS:
+            merged[-1] = (merged[-1][0], merged[-1][1], end)
+        else:
+            merged.append((i, start, end))
+        previous = i
     return merged
 
 
@@ -207,12 +209,6 @@ def _fenced_blocks(text: str) -> list[tuple[int, int]]:
             blocks.append((opened, match.start()))
             opened = None
     return blocks
-
-
-def _lines_in(merged: list[tuple[int, int, int]], spans: list[tuple[int, int]]) -> int:
-    """How many sentences the last merged command spans."""
-    first, _, end = merged[-1]
-    return sum(1 for a, _ in spans[first:] if a < end)
 
 
 def candidate_spans(sentence: str, types: Iterable[str]) -> list[Span]:
@@ -252,22 +248,20 @@ def list_spans(sentence: str, spans: list[Span]) -> list[Span]:
     for span in sorted(spans, key=lambda s: (s.start, -s.end)):
         if not ordered or span.start >= ordered[-1].end:
             ordered.append(span)
-    out, run = [], ordered[:1]
-    for span in ordered[1:] + [None]:  # type: ignore[list-item]
-        if span is not None and _LIST_GAP.fullmatch(sentence[run[-1].end : span.start]):
-            run.append(span)
-            continue
-        if len(run) > 1:
-            start, end = run[0].start, run[-1].end
-            while (
-                start > 0
-                and sentence[start - 1] in _OPEN_MARKS
-                and end < len(sentence)
-                and sentence[end] in _CLOSE_MARKS
-            ):
-                start, end = start - 1, end + 1
-            out.append(Span(start, end, run[0].types))
-        run = [span] if span is not None else []
+    runs: list[list[Span]] = []
+    for span in ordered:
+        if runs and _LIST_GAP.fullmatch(sentence[runs[-1][-1].end : span.start]):
+            runs[-1].append(span)
+        else:
+            runs.append([span])
+    out = []
+    for run in (r for r in runs if len(r) > 1):
+        start, end = run[0].start, run[-1].end
+        while (
+            start > 0 and end < len(sentence) and sentence[start - 1] in _OPEN_MARKS and sentence[end] in _CLOSE_MARKS
+        ):
+            start, end = start - 1, end + 1
+        out.append(Span(start, end, run[0].types))
     return out
 
 
@@ -384,9 +378,11 @@ def _initial(tokens: list[re.Match[str]], words: list[str], j: int) -> bool:
     if j + 2 >= len(tokens) or len(words[j]) != 1 or not words[j].isupper() or words[j + 1] != ".":
         return False
     after = words[j + 2]
+    if tokens[j + 1].start() != tokens[j].end():
+        return False
     if len(after) == 1:  # "J. R. R. Tolkien" is initials; "U.S." is not
         return _initial(tokens, words, j + 2)
-    return tokens[j + 1].start() == tokens[j].end() and _name_word(after) and after not in _SENTENCE_STARTERS
+    return _name_word(after) and after not in _SENTENCE_STARTERS
 
 
 def _name_word(word: str) -> bool:
