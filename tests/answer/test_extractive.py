@@ -330,6 +330,10 @@ def test_a_question_that_asks_for_several_things_is_answered_by_the_whole_list()
             {"ident", "version", "location"},
             ["/usr/lib/x-y", "v0.54", "update-passwd", "chromium-dbgsym", "gpg-agent.service"],
         ),
+        # "Node.js" is one word of a name (planted fault: the old word pattern gives "Node")
+        ("Contact the Node.js Technical Steering Committee first.", {"name"}, ["Node.js Technical Steering Committee"]),
+        # a pronoun after a cue names nothing (planted fault: "it")
+        ("It failed because it must be encoded in the devpts mount options, which " + "is long " * 9, {"phrase"}, []),
         # a code is no front of a dotted number (planted fault: "MPL-2" of "MPL-2.0"); a capital and letters may lead
         ("Licensed MPL-2.0 since incident E-4471 in the Pac-12.", {"code"}, ["E-4471", "Pac-12"]),
         # release numbers: dotted twice, v-prefixed or ".x"; a decimal is a number and a version

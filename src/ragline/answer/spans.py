@@ -96,6 +96,7 @@ _BOUNDARY = set(
     "is are was were has have had will would can could should must may".split()
 )
 _ARTICLES = {"a", "an", "the"}
+_PRONOUNS = set("it its they them their this that these those he him his she her we us you i there one".split())
 _MAX_PHRASE_WORDS = 8
 # Words that end a cause's clause: another clause (relative, coordinated, subordinate) or its verb begins.
 _VERBS = set("is are was were has have had will would can could should must may".split())
@@ -107,7 +108,8 @@ _CLAUSE_BREAK = {
 _MAX_CLAUSE_WORDS = 20
 
 # Capitalized spans: tokens, connectors allowed inside a name, words that start sentences.
-TOKEN = re.compile(r"[^\W\d_][\w'’&-]*|\d[\w.,:-]*|[^\w\s]")
+# a word ("Node.js" is one: a full stop before a lowercase letter, no space, joins), a number, a mark
+TOKEN = re.compile(r"[^\W\d_][\w'’&-]*(?:\.(?=[a-z])[\w'’&-]+)*|\d[\w.,:-]*|[^\w\s]")
 NAME_CONNECTORS = {"of", "and", "&", "de", "van", "von", "der", "du", "la", "le", "da", "di"}
 _SENTENCE_STARTERS = set(
     "The A An This That These Those Each Every All Any Some Our Your Its Their His Her If When Where While Inside "
@@ -422,6 +424,8 @@ def _cue_spans(sentence: str, cue: re.Pattern[str], kind: str) -> list[Span]:
             kept = max(kept, _clause(words), key=len)
         while kept and kept[0].group().lower() in _ARTICLES:
             kept = kept[1:]
+        if kept and all(w.group().lower() in _PRONOUNS for w in kept):
+            continue  # "because it": a pronoun names nothing by itself
         if kept:
             start, end = match.end() + kept[0].start(), match.end() + kept[-1].end()
             spans.append(Span(start, end, frozenset({PHRASE}), cue=kind))
