@@ -201,7 +201,8 @@ def code_lines(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int, 
 def _fenced_blocks(text: str) -> list[tuple[int, int]]:
     """``(start, end)`` of each fenced code block. A fence with an info string ("```text") opens a block; a bare
     one closes the open block, or, first in a text that starts inside a block (a chunk), closes that one."""
-    blocks, opened = [], None
+    blocks: list[tuple[int, int]] = []
+    opened: int | None = None
     for match in re.finditer(r"(?m)^[ \t]*(?:`{3,}|~{3,})([^\n`]*)", text):
         if opened is None and (match.group(1).strip() or blocks or text[: match.start()].strip() == ""):
             opened = match.start()
