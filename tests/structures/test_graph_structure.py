@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from llm_fakes import FakeLLM
+from ragline.errors import ConfigError
 from ragline.index import Index
 from ragline.index.settings import IndexSettings
 from ragline.structures.graph import build_graph, build_structure, graph_for, is_stale, read_manifest, structure_dir
+from ragline.text.sentences import split_sentences
 from ragline.types import Document
 
 DOCS = [
@@ -126,3 +130,29 @@ def test_a_changed_document_rebuilds_its_component_and_report_and_keeps_the_othe
     assert sorted((r.id, r.text, r.sources) for r in fresh.reports) == sorted(
         (r.id, r.text, r.sources) for r in second.reports
     )
+
+
+def test_llm_reports_are_asked_per_acl_and_keep_only_what_their_sources_state(tmp_path, monkeypatch):
+    """reporter=llm: one request per report, each shown the facts of one ACL only; a written sentence with a term
+    no fact has is dropped, the others cite the chunk of the fact sharing the most terms (planted faults: without
+    attribute_report the invented sentence stays; facts grouped across ACLs fail the one-ACL check)."""
+    monkeypatch.setenv("RAGLINE_CACHE", str(tmp_path / "cache"))
+    acl_of = {d.text[a:b]: tuple(d.metadata["acl"]) for d in DOCS for a, b in split_sentences(d.text)}
+
+    def reply(messages, *_):
+        facts = [line[2:] for line in messages[1]["content"].splitlines() if line.startswith("- ")]
+        return f"{facts[0]} Zebras secretly own the guild."
+
+    fake = FakeLLM(reply)
+    graph = build_graph(DOCS, reporter="llm", llm=fake)
+    assert graph.rebuilt["report_llm_calls"] == len(fake.calls) > 0  # a request asked twice is answered by the cache
+    for call in fake.calls:
+        facts = [line[2:] for line in call[1]["content"].splitlines() if line.startswith("- ")]
+        assert len({acl_of[f] for f in facts}) == 1
+    texts = {d.id: d.text for d in DOCS}
+    for report in graph.reports:
+        assert report.sentences and not any("Zebras" in s for s in report.sentences)
+        assert all(s in texts[c] for s, c in zip(report.sentences, report.sources))
+    assert {r.id for r in graph.reports} == {r.id for r in build_graph(DOCS).reports}
+    with pytest.raises(ConfigError, match="reporter"):
+        build_graph(DOCS, reporter="abstractive")

@@ -14,7 +14,8 @@ Registered as the reader ``global-search``; it retrieves by itself (``retrieves 
    and the most common value over the sources), so the answer cites the chunks behind the reports, never a
    report: a citation is a text the asker may read, and the chunk is the unit the filter admits.
 
-No LLM: the reports are extractive, and so are the default reader's answers.
+No LLM by default: the reports are extractive, and so are the default reader's answers; ``reporter=llm`` reads
+the configured LLM's reports instead (each sentence kept only where its sources state it, and cited to them).
 """
 
 from __future__ import annotations
@@ -38,7 +39,13 @@ class GlobalSearchReader:
     retrieves = True
 
     def __init__(
-        self, index: Any, llm: Any = None, reports: int = 5, extractor: str = "rules", reader: str = "aggregate"
+        self,
+        index: Any,
+        llm: Any = None,
+        reports: int = 5,
+        extractor: str = "rules",
+        reader: str = "aggregate",
+        reporter: str = "extractive",
     ) -> None:
         if index is None:
             raise ConfigError(f"reader {self.name!r} retrieves by itself: build it with an index (RAGPipeline)")
@@ -47,11 +54,18 @@ class GlobalSearchReader:
         from ragline.retrieve.graph_search import GraphGlobalRetriever
 
         self.index, self.n_reports, self.extractor, self.reader_spec = index, reports, extractor, reader
-        self.search = GraphGlobalRetriever(index, extractor, reports=reports)
+        self.reporter = reporter
+        self.search = GraphGlobalRetriever(index, extractor, reports=reports, reporter=reporter)
         self.reader = build("reader", reader, llm=llm) if llm is not None else build("reader", reader)
 
     def config(self) -> dict[str, Any]:
-        return {"name": self.name, "reports": self.n_reports, "extractor": self.extractor, "reader": self.reader_spec}
+        return {
+            "name": self.name,
+            "reports": self.n_reports,
+            "extractor": self.extractor,
+            "reader": self.reader_spec,
+            "reporter": self.reporter,
+        }
 
     def partial_answers(self, question: str, filter: FilterLike = None) -> list[tuple[str, list[tuple[str, str]]]]:
         """The map step: per permitted report, best first, its (chunk id, sentence) pairs that carry question terms."""

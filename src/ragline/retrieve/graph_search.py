@@ -43,15 +43,15 @@ def question_entities(query: str, graph: EntityGraph, key_no: dict[str, int]) ->
 
 
 class _GraphRetriever(Retriever):
-    def __init__(self, index: Index, extractor: str = "rules") -> None:
+    def __init__(self, index: Index, extractor: str = "rules", reporter: str = "extractive") -> None:
         super().__init__(index)
-        self.extractor = extractor
+        self.extractor, self.reporter = extractor, reporter
         self._state: tuple[int, EntityGraph, dict[str, int], dict[str, int]] | None = None
 
     def state(self) -> tuple[EntityGraph, dict[str, int], dict[str, int]]:
         """The graph of the current commit, its key -> entity and chunk id -> number maps."""
         if self._state is None or self._state[0] != self.index.generation:
-            graph = graph_for(self.index, self.extractor)
+            graph = graph_for(self.index, self.extractor, reporter=self.reporter)
             keys = {k: i for i, k in enumerate(graph.keys)}
             chunks = {c: i for i, c in enumerate(graph.chunk_ids)}
             self._state = (self.index.generation, graph, keys, chunks)
@@ -126,12 +126,14 @@ class GraphLocalRetriever(_GraphRetriever):
 
 @register("retriever", "graph-global")
 class GraphGlobalRetriever(_GraphRetriever):
-    """The chunks behind the community reports that best match the question (GraphRAG global search)."""
+    """The chunks behind the community reports that best match the question (GraphRAG global search).
+
+    ``reporter=llm``: the reports are the configured LLM's, written per community and ACL (``graph.py``)."""
 
     name = "graph-global"
 
-    def __init__(self, index: Index, extractor: str = "rules", reports: int = 3) -> None:
-        super().__init__(index, extractor)
+    def __init__(self, index: Index, extractor: str = "rules", reports: int = 3, reporter: str = "extractive") -> None:
+        super().__init__(index, extractor, reporter)
         self.n_reports = int(reports)
         self._reports: tuple[int, Index, dict[str, Report]] | None = None
 
@@ -180,4 +182,4 @@ class GraphGlobalRetriever(_GraphRetriever):
         return out[:k]
 
     def config(self) -> dict[str, Any]:
-        return {"name": self.name, "extractor": self.extractor, "reports": self.n_reports}
+        return {"name": self.name, "extractor": self.extractor, "reports": self.n_reports, "reporter": self.reporter}

@@ -8,8 +8,11 @@ component alone. A component is named by a digest of its entity keys and its wei
 digest the previous graph holds keeps its previous partition (no Leiden run), so a changed document
 re-partitions only the components its entities and relations belong to.
 
-**Reports** (extractive): per community and per ACL of its chunks, the sentences that name the most of its
-entities, headed by those entities. A report is derived text, built **per ACL**: it carries the
+**Reports**: per community and per ACL of its chunks, the sentences that name the most of its entities,
+headed by those entities (extractive); or, with a writer (``reporter=llm``, ``graph.py``), the configured LLM's
+report written from those sentences alone, each of its sentences kept only when every term of it is in them and
+cited to the one that shares the most (:func:`attribute_report`), the extractive report when none is.
+A report is derived text, built **per ACL**: it carries the
 intersection of its sources' groups (:func:`~ragline.structures.graph.derived_acl`) and the chunk id behind
 each sentence. Its id is content-addressed (level and member keys), and it is rebuilt only when its
 community's members, or a chunk naming one of them (id, content, metadata), changed; otherwise the previous
@@ -20,11 +23,12 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ragline.errors import ConfigError
+from ragline.text.analyzer import get_analyzer
 from ragline.text.sentences import split_sentences
 from ragline.types import Document
 
@@ -166,13 +170,36 @@ def communities(
     return out, kept, runs
 
 
+# (title, evidence sentences, the report's ACL) -> the report's text: an LLM's, for ``reporter=llm``
+ReportWriter = Callable[[str, list[str], "list[str] | None"], str]
+
+
+def attribute_report(text: str, sentences: list[str], sources: list[str]) -> tuple[list[str], list[str]]:
+    """The sentences of a written report that its evidence ``sentences`` state, each with the chunk (``sources``,
+    one per evidence sentence) of the evidence sentence sharing the most of its terms: a sentence with a term
+    that no evidence sentence has is dropped (it was not read in the sources)."""
+    analyzer = get_analyzer("english")
+    evidence = [set(analyzer(s)) for s in sentences]
+    known = set().union(*evidence)
+    kept, cited = [], []
+    for a, b in split_sentences(text):
+        terms = set(analyzer(text[a:b]))
+        if terms and terms <= known:
+            best = max(range(len(evidence)), key=lambda i: (len(terms & evidence[i]), -i))
+            kept.append(" ".join(text[a:b].split()))
+            cited.append(sources[best])
+    return kept, cited
+
+
 def reports(
     graph: EntityGraph,
     docs: Sequence[Document],
     per_report: int = 6,
     previous: Sequence[Report] = (),
+    write: ReportWriter | None = None,
 ) -> tuple[list[Report], int]:
-    """Extractive reports per community and ACL; those whose digest ``previous`` holds are kept. Also: built."""
+    """Reports per community and ACL, extractive or by ``write``; those whose digest ``previous`` holds are kept.
+    Also: how many were built."""
     old: dict[str, list[Report]] = defaultdict(list)
     for r in previous:
         if r.digest:
@@ -189,7 +216,8 @@ def reports(
                 (graph.chunk_ids[c], docs[c].hash, [[graph.keys[e] for e in s] for s in graph.mentions[c]])
                 for c in chunks
             ]
-            digest = _digest([level, per_report, sorted(graph.keys[e] for e in members), sources])
+            written_by = ["llm"] if write is not None else []  # an extractive report's digest is as it was
+            digest = _digest([level, per_report, sorted(graph.keys[e] for e in members), sources, *written_by])
             if digest in old:
                 out += [Report(**{**r.__dict__, "community": number}) for r in old[digest]]
                 continue
@@ -208,16 +236,13 @@ def reports(
                 chosen = sorted(candidates)[:per_report]
                 chosen.sort(key=lambda t: (t[1], t[2]))  # the collection's order reads better
                 heads = Counter(e for _, c, s, _ in chosen for e in graph.mentions[c][s] if e in inside)
-                out.append(
-                    Report(
-                        name + ("" if acl_key is None else f"@{'+'.join(acl_key) or '-'}"),
-                        level,
-                        number,
-                        "Community: " + ", ".join(graph.names[e] for e, _ in heads.most_common(8)),
-                        [sentence_texts[c][s] for _, c, s, _ in chosen],
-                        [graph.chunk_ids[c] for _, c, _, _ in chosen],
-                        None if acl_key is None else list(acl_key),
-                        digest,
-                    )
-                )
+                title = "Community: " + ", ".join(graph.names[e] for e, _ in heads.most_common(8))
+                acl = None if acl_key is None else list(acl_key)
+                texts = [sentence_texts[c][s] for _, c, s, _ in chosen]
+                chunk_ids = [graph.chunk_ids[c] for _, c, _, _ in chosen]
+                if write is not None:
+                    written = attribute_report(write(title, texts, acl), texts, chunk_ids)
+                    texts, chunk_ids = written if written[0] else (texts, chunk_ids)
+                suffix = "" if acl_key is None else f"@{'+'.join(acl_key) or '-'}"
+                out.append(Report(name + suffix, level, number, title, texts, chunk_ids, acl, digest))
     return out, built

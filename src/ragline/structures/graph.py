@@ -11,9 +11,11 @@ Built from an index's live chunks, no LLM needed (``extractor=rules``, see ``ent
 3. **Communities** (``communities.py``): Leiden on each connected component of the entity graph, then inside
    each community larger than ``max_community``, down to ``levels`` levels (level 0 the coarsest). Only the
    components a change touched are partitioned again.
-4. **A report per community** (extractive, ``communities.py``): the sentences that name the most of the
-   community's entities, headed by those entities. A report is derived text, so it is built **per ACL**: the
-   community's sentences are grouped by their chunk's ``acl`` and each group gets its own report, which
+4. **A report per community** (``communities.py``): the sentences that name the most of the community's
+   entities, headed by those entities (``reporter=extractive``), or the configured LLM's report written from
+   those sentences only, kept sentence by sentence where the sentences state it (``reporter=llm``). A report
+   is derived text, so it is built **per ACL**: the community's sentences are grouped by their chunk's
+   ``acl`` and each group gets its own report (and its own LLM request, cached under that ACL), which
    carries the intersection of its sources' groups (``derived_acl``; here all are equal) and the chunk
    ids behind each sentence. A principal who cannot read a chunk never reads a report built from it. Which
    entities form a community is decided over the whole collection (the partition, not its text, sees every
@@ -80,6 +82,37 @@ class EntityGraph:
         return out
 
 
+REPORTERS = ("extractive", "llm")
+_REPORT_PROMPT = (
+    "{title}\n\nFacts:\n{facts}\n\nWrite a short report (at most 4 sentences) on what these facts say about them."
+    " Use only the facts above; keep names, codes and numbers as they are written."
+)
+
+
+def _llm_writer(llm: Any, cost: dict[str, int]) -> Any:
+    """A community report writer over the configured LLM (cached; each request scoped to the report's ACL)."""
+    from ragline.models.llm import CachedLLM, shared_llm
+    from ragline.models.llm.cache import acl_scope
+
+    model = llm if llm is not None else shared_llm(None)
+    model = model if isinstance(model, CachedLLM) else CachedLLM(model)
+
+    def write(title: str, sentences: list[str], acl: list[str] | None) -> str:
+        facts = "\n".join(f"- {s}" for s in sentences)
+        messages = [
+            {"role": "system", "content": "You write short, faithful reports from the facts you are given."},
+            {"role": "user", "content": _REPORT_PROMPT.format(title=title, facts=facts)},
+        ]
+        misses = model.misses
+        reply = model.chat(messages, max_tokens=160, scope=acl_scope([acl]))
+        if model.misses > misses:  # the model was asked (not the reply cache): the cost table counts it
+            cost["llm_calls"] += 1
+            cost["tokens"] += sum(model.count_tokens(m["content"]) for m in messages) + model.count_tokens(reply)
+        return str(reply)
+
+    return write
+
+
 def _extraction_record(extraction: Extraction) -> dict[str, Any]:
     return {"sentences": [names for _, names in extraction.sentences], "relations": extraction.relations}
 
@@ -93,9 +126,14 @@ def build_graph(
     report_sentences: int = 6,
     previous: EntityGraph | None = None,
     seed: int = 0,
+    reporter: str = "extractive",
 ) -> EntityGraph:
     """The entity graph of ``documents`` (chunks); ``previous``'s extractions are reused by content hash."""
+    if reporter not in REPORTERS:
+        raise ConfigError(f"graph reporter={reporter!r}; choose one of {', '.join(REPORTERS)}")
     ex = make_extractor(extractor, llm=llm)
+    report_cost = {"llm_calls": 0, "tokens": 0}
+    write = _llm_writer(llm, report_cost) if reporter == "llm" else None
     cache = previous.extractions if previous is not None else {}
     graph = EntityGraph()
     surface: dict[str, Counter[str]] = defaultdict(Counter)
@@ -138,11 +176,15 @@ def build_graph(
     graph.communities, graph.partitions, runs = communities(
         graph, levels, max_community, seed, previous.partitions if previous is not None else None
     )
-    graph.reports, built = reports(graph, docs, report_sentences, previous.reports if previous is not None else ())
+    previous_reports = previous.reports if previous is not None else ()
+    graph.reports, built = reports(graph, docs, report_sentences, previous_reports, write)
     graph.rebuilt = {"components": len(graph.partitions), "components_partitioned": runs, "reports_built": built}
-    # the extractor's uncached model calls and their estimated tokens (0 for the rules extractor)
+    # the model calls of the extractor (uncached) and of the reports, and their estimated tokens (0 without an LLM)
     graph.rebuilt.update(
-        llm_calls=getattr(ex, "calls", 0), tokens=getattr(ex, "tokens", 0), fallbacks=getattr(ex, "fallbacks", 0)
+        llm_calls=getattr(ex, "calls", 0) + report_cost["llm_calls"],
+        tokens=getattr(ex, "tokens", 0) + report_cost["tokens"],
+        report_llm_calls=report_cost["llm_calls"],
+        fallbacks=getattr(ex, "fallbacks", 0),
     )
     return graph
 
@@ -268,24 +310,29 @@ def build_graph_structure(index: Any, params: dict[str, Any], llm: Any = None) -
     return read_manifest(index.path) or {}
 
 
-_memo: weakref.WeakKeyDictionary[Any, tuple[int, str, EntityGraph]] = weakref.WeakKeyDictionary()
+_memo: weakref.WeakKeyDictionary[Any, tuple[int, tuple[str, str], EntityGraph]] = weakref.WeakKeyDictionary()
 
 
-def graph_for(index: Any, extractor: str = "rules", llm: Any = None) -> EntityGraph:
-    """The graph of ``index`` now: the stored one when it is current, else built in memory (kept per commit).
+def graph_for(index: Any, extractor: str = "rules", llm: Any = None, reporter: str = "extractive") -> EntityGraph:
+    """The graph of ``index`` now: the stored one when it is current and built alike, else built in memory (kept
+    per commit).
 
     Kept beside the index object (weakly: it goes with the index), so two indexes never share one.
     """
     kept = _memo.get(index)
-    if kept is None or kept[:2] != (index.generation, extractor):
-        stored = load_graph(index.path) if index.path and is_stale(index) is False else None
-        before = kept[2] if kept is not None and kept[1] == extractor else None
+    how = (extractor, reporter)
+    if kept is None or kept[:2] != (index.generation, how):
+        manifest = read_manifest(index.path) if index.path else None
+        params = manifest["params"] if manifest is not None else {}
+        alike = (params.get("extractor", "rules"), params.get("reporter", "extractive")) == how
+        stored = load_graph(index.path) if alike and is_stale(index) is False else None
+        before = kept[2] if kept is not None and kept[1] == how else None
         graph = (
             stored
             if stored is not None
-            else build_graph(index.documents(), extractor=extractor, llm=llm, previous=before)
+            else build_graph(index.documents(), extractor=extractor, llm=llm, previous=before, reporter=reporter)
         )
-        _memo[index] = kept = (index.generation, extractor, graph)
+        _memo[index] = kept = (index.generation, how, graph)
     return kept[2]
 
 

@@ -7,7 +7,8 @@ type, for each retriever (default: the LLM-free, embedder-free ones: ``bm25``, `
 ``graph-local``, ``graph-global``; a retriever that searches vectors makes the index embed with MiniLM).
 Paired randomization test of each retriever against the first. The cost of the graph (rules extractor, no
 LLM): seconds to build, size of the stored graph, per 1,000 chunks; with ``llm_chunks`` > 0 also a graph with the
-LLM extractor over the first ``llm_chunks`` documents (model calls, tokens, seconds), scaled the same way.
+LLM extractor over the first ``llm_chunks`` documents (model calls, tokens, seconds), scaled the same way, and one
+with the rules extractor and LLM-written community reports (``reporter=llm``) over them.
 Retrieval only: no reader.
 """
 
@@ -75,25 +76,30 @@ def run(
         "rows": rows,
         "cost": cost,
         "llm_cost": _graph_cost(documents[:llm_chunks], "llm", llm)[1] if llm_chunks else None,
+        "llm_report_cost": _graph_cost(documents[:llm_chunks], "rules", llm, "llm")[1] if llm_chunks else None,
     }
 
 
-def _graph_cost(documents: list[Any], extractor: str, llm: Any = None) -> tuple[Any, dict[str, Any]]:
-    """The graph of ``documents`` built with ``extractor``, and its cost: per 1,000 chunks, seconds, bytes,
-    and the extractor's uncached LLM calls and tokens."""
+def _graph_cost(
+    documents: list[Any], extractor: str, llm: Any = None, reporter: str = "extractive"
+) -> tuple[Any, dict[str, Any]]:
+    """The graph of ``documents`` built with ``extractor`` and ``reporter``, and its cost: per 1,000 chunks,
+    seconds, bytes, and the uncached LLM calls and tokens of the extractor and the reports."""
     started = time.perf_counter()
-    graph = build_graph(documents, extractor=extractor, llm=llm)
+    graph = build_graph(documents, extractor=extractor, llm=llm, reporter=reporter)
     seconds = time.perf_counter() - started
     size = len(json.dumps(to_json(graph)).encode("utf-8"))
     per = 1000 / max(len(graph.chunk_ids), 1)
     return graph, {
         "extractor": extractor,
+        "reporter": reporter,
         "chunks": len(graph.chunk_ids),
         "entities": len(graph.keys),
         "relations": len(graph.relations),
         "communities": [len(level) for level in graph.communities],
         "reports": len(graph.reports),
         "llm_calls": graph.rebuilt["llm_calls"],
+        "report_llm_calls": graph.rebuilt["report_llm_calls"],
         "tokens": graph.rebuilt["tokens"],
         "fallbacks": graph.rebuilt["fallbacks"],  # replies that were no JSON: the rules extractor read the chunk
         "seconds": round(seconds, 3),
