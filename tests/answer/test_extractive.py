@@ -6,8 +6,9 @@ import pytest
 
 from ragline.answer.context import build_context
 from ragline.answer.extractive import DEFAULT_THRESHOLD, HEAD_FIT, ExtractiveReader
-from ragline.answer.spans import candidate_spans, code_lines, sentences
+from ragline.answer.spans import candidate_spans, sentences
 from ragline.eval.calibration import CalibrationExample, calibrate_threshold
+from ragline.text.code import code_lines
 from ragline.types import Hit
 
 SUBSTATION = (

@@ -43,27 +43,37 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
+from ragline.answer.candidates import (
+    CHUNK_TERM_WEIGHT,
+    CLASS_MISMATCH,
+    HEAD_FIT,
+    LIST_PART,
+    MAX_CELL_WORDS,
+    NO_CLASS,
+    QUANTITIES,
+    REFERENT,
+    SUPERSEDED_FACTOR,
+    TABLE_FIT,
+    TITLE_TERM_WEIGHT,
+    Candidate,
+    Chunk,
+    Sentence,
+    mix,
+    passes_gate,
+    proximity,
+)
 from ragline.answer.context import Context, document_id
 from ragline.answer.questions import WORD, QuestionInfo, Stems, analyze_question
 from ragline.answer.spans import (
     COMMAND,
-    DATE,
-    DURATION,
     ID,
-    MAX_COMMAND_WORDS,
-    MONEY,
     NAME,
-    NUMBER,
-    PERCENT,
     PHRASE,
-    TIME,
-    YEAR,
     Span,
     candidate_spans,
-    code_lines,
     list_spans,
     sentences,
 )
@@ -77,6 +87,7 @@ from ragline.answer.support import (
 )
 from ragline.errors import ConfigError
 from ragline.text.analyzer import Analyzer, get_analyzer
+from ragline.text.code import MAX_COMMAND_WORDS, code_lines
 from ragline.text.normalize import normalize_answer
 from ragline.text.tables import Row, table_blocks, table_rows
 from ragline.types import Answer, Citation, Hit
@@ -94,19 +105,6 @@ _INSTRUCTION = re.compile(
 # colon, a value. A short value is read as a one-cell table row under the label; a label is never the answer.
 _FIELD = re.compile(r"(?P<label>[A-Z][\w-]*(?:[ \t][A-Za-z][\w-]*){0,2}):[ \t]+(?=\S)")
 
-# Feature weights: what makes a sentence and a span in it likely to hold the answer.
-W_OVERLAP, W_PROXIMITY, W_ADJACENT, W_RANK = 0.6, 0.15, 0.1, 0.15
-TITLE_TERM_WEIGHT = 1.0  # a question term in the chunk's title or section, not in the sentence
-CHUNK_TERM_WEIGHT = 0.35  # a question term elsewhere in the chunk
-CLASS_MISMATCH = 0.6  # "Sable Creek substation" when a crew was asked for
-NO_CLASS = 0.7  # "which depot": a name with no noun of the kind next to it
-REFERENT = 0.3  # "the Asset Works West team" when the question is about "the team that ...": its subject
-SUPERSEDED_FACTOR = 0.5  # a source whose metadata says it was superseded
-MAX_CELL_WORDS = 8  # a table cell up to this long is a candidate answer as a whole
-_QUANTITIES = frozenset({NUMBER, MONEY, PERCENT, DURATION, YEAR, DATE, TIME, ID})
-HEAD_FIT = 0.9  # a span of an accepted type right beside the noun asked about ("which algorithm": "the LZ77 algorithm")
-LIST_PART = 0.9  # an item of a list, when the question asks for several things
-TABLE_FIT = 0.9  # a table cell under a column that names what the question asks about: the column types it
 # Set with ``calibrate_threshold`` (objective "net") on Orrin *training* worlds only (``TRAIN_SEED`` and
 # seeds 1-3), BM25 top 5 over whole documents and over section chunks: the calibrated values were 0.46-0.50.
 DEFAULT_THRESHOLD = 0.47
@@ -115,46 +113,6 @@ SUPPORT_MODES = ("best", "next", "off")
 
 
 # --- the reader ------------------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class Candidate:
-    """A scored answer span: its text, where it came from and why it scored as it did."""
-
-    text: str
-    score: float
-    hit: Hit
-    n: int  # source number (context) or position (plain hit list), 1-based
-    sentence: str
-    start: int  # character offsets of the span in ``hit.text``
-    end: int
-    types: tuple[str, ...]
-    features: dict[str, float] = field(default_factory=dict)
-
-
-@dataclass(slots=True)
-class _Chunk:
-    """A hit prepared for reading: its number, terms (title and body), literal keys, normalized text."""
-
-    n: int
-    position: int
-    hit: Hit
-    title_terms: set[str]
-    terms: set[str]
-    keys: set[str]
-    normalized: str
-
-
-@dataclass(slots=True)
-class _Sentence:
-    """A sentence prepared for scoring: word offsets and stems, where question terms occur, its overlap."""
-
-    text: str
-    offset: int
-    starts: list[int]
-    stems: list[str | None]
-    matched: list[int]
-    overlap: float
 
 
 class ExtractiveReader:
@@ -202,7 +160,7 @@ class ExtractiveReader:
         """
         info = analyze_question(question, self._stems)
         chunks = self._chunks(contexts)
-        allowed = [c for c in chunks if _passes_gate(info, c)]
+        allowed = [c for c in chunks if passes_gate(info, c)]
         ranked = self._score(info, allowed)
         best = ranked[0] if ranked else None
         details: dict[str, Any] = {"threshold": self.threshold, "expected_types": sorted(info.types)}
@@ -269,10 +227,10 @@ class ExtractiveReader:
     def candidates(self, question: str, contexts: Context | Sequence[Hit]) -> list[Candidate]:
         """Every candidate that passes the gate, best first."""
         info = analyze_question(question, self._stems)
-        return self._score(info, [c for c in self._chunks(contexts) if _passes_gate(info, c)])
+        return self._score(info, [c for c in self._chunks(contexts) if passes_gate(info, c)])
 
     # -- steps ----------------------------------------------------------------------------------------
-    def _chunks(self, contexts: Context | Sequence[Hit]) -> list[_Chunk]:
+    def _chunks(self, contexts: Context | Sequence[Hit]) -> list[Chunk]:
         """The top ``top_k`` hits by rank, each with its source number."""
         if isinstance(contexts, Context):
             numbered = [(s.n, s.hit) for s in contexts.sources]
@@ -286,10 +244,10 @@ class ExtractiveReader:
             keys = {literal_key(t) for t in LITERAL.findall(whole)}
             title_terms = self._stems.terms(label)
             normalized = f" {norm_phrase(whole)} "
-            chunks.append(_Chunk(n, position, hit, title_terms, self._stems.terms(hit.text), keys, normalized))
+            chunks.append(Chunk(n, position, hit, title_terms, self._stems.terms(hit.text), keys, normalized))
         return chunks
 
-    def _score(self, info: QuestionInfo, chunks: list[_Chunk]) -> list[Candidate]:
+    def _score(self, info: QuestionInfo, chunks: list[Chunk]) -> list[Candidate]:
         found: list[tuple[tuple[float, int, int, int], Candidate]] = []
         for chunk in chunks:
             whole = chunk.hit.text
@@ -335,7 +293,7 @@ class ExtractiveReader:
         found.sort(key=lambda pair: pair[0])
         return [c for _, c in found]
 
-    def _sentence(self, info: QuestionInfo, chunk: _Chunk, text: str, offset: int) -> _Sentence:
+    def _sentence(self, info: QuestionInfo, chunk: Chunk, text: str, offset: int) -> Sentence:
         """Term overlap: 1 per question term in the sentence, less in the title, less again elsewhere."""
         words = list(WORD.finditer(text))
         # an inflection of a question term is that term ("led" for "leads": ``SupportCheck.word_forms``)
@@ -347,12 +305,12 @@ class ExtractiveReader:
         weight = len(in_sentence) + TITLE_TERM_WEIGHT * len(in_title) + CHUNK_TERM_WEIGHT * len(in_chunk)
         overlap = weight / len(info.terms) if info.terms else 0.0
         matched = [i for i, s in enumerate(stems) if s in info.terms]
-        return _Sentence(text, offset, [w.start() for w in words], stems, matched, overlap)
+        return Sentence(text, offset, [w.start() for w in words], stems, matched, overlap)
 
     def _score_row(
         self,
         info: QuestionInfo,
-        chunk: _Chunk,
+        chunk: Chunk,
         row: Row,
         subject: frozenset[str] | set[str] = frozenset(),
         cell_type: str = PHRASE,
@@ -388,13 +346,7 @@ class ExtractiveReader:
                 if names_asked:
                     features["fit"] = max(features["fit"], TABLE_FIT)
                     features.update(proximity=1.0, adjacent=1.0 if info.head in header_stems else 0.8)
-                mixed = (
-                    W_OVERLAP * features["overlap"]
-                    + W_PROXIMITY * features["proximity"]
-                    + W_ADJACENT * features["adjacent"]
-                    + W_RANK * features["rank_prior"]
-                )
-                candidate.score = round(features["fit"] * mixed * features["version"], 6)
+                candidate.score = round(features["fit"] * mix(features) * features["version"], 6)
                 candidate.sentence = f"{row_text} | {header}: {cell}"
                 out.append(candidate)
         return out
@@ -406,7 +358,7 @@ class ExtractiveReader:
         return next((forms[f] for f in self.support_check.word_forms(stem) if f in forms), stem)
 
     def _score_sentence(
-        self, info: QuestionInfo, chunk: _Chunk, sentence: _Sentence, whole_cell: str | None = None
+        self, info: QuestionInfo, chunk: Chunk, sentence: Sentence, whole_cell: str | None = None
     ) -> list[Candidate]:
         """Candidates of one sentence; ``whole_cell``: the sentence is a table cell, itself a candidate of that type
         too when no typed span covers it (a cell holds one value: "facilities desk" is an answer; a line of code
@@ -440,13 +392,7 @@ class ExtractiveReader:
             if span in in_list:
                 features["fit"] *= LIST_PART  # one item of a list is part of the answer to a plural question
             features.update(rank_prior=rank_prior, version=version)
-            mixed = (
-                W_OVERLAP * features["overlap"]
-                + W_PROXIMITY * features["proximity"]
-                + W_ADJACENT * features["adjacent"]
-                + W_RANK * rank_prior
-            )
-            score = features["fit"] * mixed * version
+            score = features["fit"] * mix(features) * version
             out.append(
                 Candidate(
                     text,
@@ -462,7 +408,7 @@ class ExtractiveReader:
             )
         return out
 
-    def _features(self, info: QuestionInfo, sentence: _Sentence, span: Span, first: int, last: int) -> dict[str, float]:
+    def _features(self, info: QuestionInfo, sentence: Sentence, span: Span, first: int, last: int) -> dict[str, float]:
         """Type fit (with unit, noun-class and referent checks), overlap, proximity and adjacency of a span."""
         fit = max(info.types.get(t, 0.0) for t in span.types)
         if info.unit and span.unit:
@@ -487,21 +433,10 @@ class ExtractiveReader:
                 fit *= CLASS_MISMATCH
         if adjacent == 0.0 and info.head in self._stems.classes and span.types & {NAME, ID}:
             fit *= NO_CLASS
-        if adjacent == 1.0 and fit > 0.0 and not span.types & _QUANTITIES:
+        if adjacent == 1.0 and fit > 0.0 and not span.types & QUANTITIES:
             # "the LZ77 algorithm" for "which algorithm": the text says what kind it is ("489 schools" counts them)
             fit = max(fit, HEAD_FIT)
         for noun in after + inside:
             if noun in self._stems.classes and noun in info.terms and noun != info.head and span.types & {NAME, PHRASE}:
                 fit *= REFERENT  # the span names what the question describes ("the team that ..."): its subject
-        return {"fit": fit, "overlap": overlap, "proximity": _proximity(matched, first, last), "adjacent": adjacent}
-
-
-def _passes_gate(info: QuestionInfo, chunk: _Chunk) -> bool:
-    """Every literal and name of the question occurs in the chunk (title and section included)."""
-    return all(k in chunk.keys for k in info.literals) and all(f" {n} " in chunk.normalized for n in info.names)
-
-
-def _proximity(matched: list[int], first: int, last: int) -> float:
-    """1 / (1 + d/4), d the word distance from the span to the nearest question term outside it."""
-    distances = [first - i for i in matched if i < first] + [i - last for i in matched if i > last]
-    return 1.0 / (1.0 + min(distances) / 8.0) if distances else 0.0
+        return {"fit": fit, "overlap": overlap, "proximity": proximity(matched, first, last), "adjacent": adjacent}

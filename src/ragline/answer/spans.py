@@ -7,7 +7,7 @@ scheduler on web-45"). Patterns are tried in priority order (URLs and paths, e-m
 versions, identifiers, numbers), and a later match overlapping an earlier one is dropped; terms marked in Markdown
 (```code```, ``**bold**``, ``[[link]]``), then capitalized-name runs outside them (initials included), and cue
 clauses ("root cause was ...", "by ...") come last. :func:`list_spans` joins candidates into lists ("A, B and C"),
-:func:`code_lines` finds the lines of code a how-to question is answered by.
+``ragline.text.code`` finds the lines of code a how-to question is answered by.
 """
 
 from __future__ import annotations
@@ -156,62 +156,6 @@ def sentences(text: str) -> list[tuple[int, int]]:
         prefix = _LINE_PREFIX.match(body)
         spans.append((start + prefix.end(), end) if prefix else (start, end))
     return [(a, b) for a, b in spans if a < b]
-
-
-_PROMPT = re.compile(r"[$#%]\s+(?=\S)")  # a shell prompt before a command: "$ make check", "# chromium --no-sandbox"
-_ONE_CODE_SPAN = re.compile(r"`([^`\n]+)`")
-MAX_COMMAND_WORDS = 12
-
-
-def code_lines(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int, int]]:
-    """The lines of code among the sentences ``spans`` of ``text`` (``sentences(text)``): ``(index, start, end)``
-    for each, the index of its first sentence and where the command lies in ``text``, without indentation, prompt
-    or backticks; consecutive lines that fit in ``MAX_COMMAND_WORDS`` together are one command.
-
-    A line of code is a line of a fenced block, a line that is one `code span` alone, or a line set off by four
-    spaces of indentation or a shell prompt, short and not read as prose (no capital first, no full stop or colon
-    last: a chunk can start inside a fence). The sentence before it introduces it ("Scan a file stored in a Zip
-    archive:"): a reader reads the command under that sentence, as a table cell under its column's name.
-    """
-    blocks = _fenced_blocks(text)
-    lines: list[tuple[int, int, int]] = []
-    for i, (start, end) in enumerate(spans):
-        body = text[start:end]
-        if "\n" in body or len(body.split()) > MAX_COMMAND_WORDS or body[0].isupper() or body.endswith((".", ":")):
-            continue
-        indent = text[text.rfind("\n", 0, start) + 1 : start]
-        prompt = _PROMPT.match(body)
-        if _ONE_CODE_SPAN.fullmatch(body):
-            lines.append((i, start + 1, end - 1))
-        elif (
-            prompt or any(a <= start < b for a, b in blocks) or (not indent.strip() and len(indent.expandtabs(4)) >= 4)
-        ):
-            lines.append((i, start + (prompt.end() if prompt else 0), end))
-    merged: list[tuple[int, int, int]] = []
-    previous = -2  # the sentence index of the last line taken
-    for i, start, end in lines:
-        if merged and previous == i - 1 and len(text[merged[-1][1] : end].split()) <= MAX_COMMAND_WORDS:
-            merged[-1] = (merged[-1][0], merged[-1][1], end)
-        else:
-            merged.append((i, start, end))
-        previous = i
-    return merged
-
-
-def _fenced_blocks(text: str) -> list[tuple[int, int]]:
-    """``(start, end)`` of each fenced code block. A fence with an info string ("```text") opens a block; a bare
-    one closes the open block, or, first in a text that starts inside a block (a chunk), closes that one."""
-    blocks: list[tuple[int, int]] = []
-    opened: int | None = None
-    for match in re.finditer(r"(?m)^[ \t]*(?:`{3,}|~{3,})([^\n`]*)", text):
-        if opened is None and (match.group(1).strip() or blocks or text[: match.start()].strip() == ""):
-            opened = match.start()
-        elif opened is None:
-            blocks.append((0, match.start()))
-        else:
-            blocks.append((opened, match.start()))
-            opened = None
-    return blocks
 
 
 def candidate_spans(sentence: str, types: Iterable[str]) -> list[Span]:
