@@ -141,7 +141,7 @@ def test_llm_reports_are_asked_per_acl_and_keep_only_what_their_sources_state(tm
 
     def reply(messages, *_):
         facts = [line[2:] for line in messages[1]["content"].splitlines() if line.startswith("- ")]
-        return f"{facts[0]} Zebras secretly own the guild."
+        return f"{facts[0]} Zebras secretly own the guild. {facts[0]}"
 
     fake = FakeLLM(reply)
     graph = build_graph(DOCS, reporter="llm", llm=fake)
@@ -152,6 +152,7 @@ def test_llm_reports_are_asked_per_acl_and_keep_only_what_their_sources_state(tm
     texts = {d.id: d.text for d in DOCS}
     for report in graph.reports:
         assert report.sentences and not any("Zebras" in s for s in report.sentences)
+        assert len(set(report.sentences)) == len(report.sentences)  # the repeated fact is kept once
         assert all(s in texts[c] for s, c in zip(report.sentences, report.sources))
     assert {r.id for r in graph.reports} == {r.id for r in build_graph(DOCS).reports}
     with pytest.raises(ConfigError, match="reporter"):

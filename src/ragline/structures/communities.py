@@ -177,14 +177,14 @@ ReportWriter = Callable[[str, list[str], "list[str] | None"], str]
 def attribute_report(text: str, sentences: list[str], sources: list[str]) -> tuple[list[str], list[str]]:
     """The sentences of a written report that its evidence ``sentences`` state, each with the chunk (``sources``,
     one per evidence sentence) of the evidence sentence sharing the most of its terms: a sentence with a term
-    that no evidence sentence has is dropped (it was not read in the sources)."""
+    that no evidence sentence has is dropped (it was not read in the sources), and so is a repeated one."""
     analyzer = get_analyzer("english")
     evidence = [set(analyzer(s)) for s in sentences]
     known = set().union(*evidence)
     kept, cited = [], []
     for a, b in split_sentences(text):
         terms = set(analyzer(text[a:b]))
-        if terms and terms <= known:
+        if terms and terms <= known and " ".join(text[a:b].split()) not in kept:  # a small model repeats itself
             best = max(range(len(evidence)), key=lambda i: (len(terms & evidence[i]), -i))
             kept.append(" ".join(text[a:b].split()))
             cited.append(sources[best])
