@@ -182,6 +182,9 @@ def analyze_question(question: str, stems: Stems) -> QuestionInfo:
     )
 
 
+_PHRASE_END = {"?", "of", "in", "for", "from", "on", "at", "to", "with", "that", "which", "by"}  # after a noun phrase
+
+
 def _asks_plural(lowered: str, stems: Stems) -> bool:
     """The noun phrase after "which" / "what" ends in a plural ("which C libraries does", "what file formats can",
     "which versions of", "which packages let"): the word right after it or before an auxiliary or a preposition,
@@ -194,12 +197,9 @@ def _asks_plural(lowered: str, stems: Stems) -> bool:
             return False  # "what does ...", "which is ...": no noun phrase
         stem = stems(word)
         plural = len(word) > 3 and word.endswith("s") and stem is not None and stem == stems(word[:-1])
-        if i == 0 and plural or after in _AUX or after in _PHRASE_END:
+        if (i == 0 and plural) or after in _AUX or after in _PHRASE_END:
             return plural
     return False
-
-
-_PHRASE_END = {"?", "of", "in", "for", "from", "on", "at", "to", "with", "that", "which", "by"}
 
 
 _WHAT_IS = re.compile(

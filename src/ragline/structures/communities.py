@@ -183,10 +183,10 @@ def attribute_report(text: str, sentences: list[str], sources: list[str]) -> tup
     known = set().union(*evidence)
     kept, cited = [], []
     for a, b in split_sentences(text):
-        terms = set(analyzer(text[a:b]))
-        if terms and terms <= known and " ".join(text[a:b].split()) not in kept:  # a small model repeats itself
+        sentence, terms = " ".join(text[a:b].split()), set(analyzer(text[a:b]))
+        if terms and terms <= known and sentence not in kept:  # a small model repeats itself
             best = max(range(len(evidence)), key=lambda i: (len(terms & evidence[i]), -i))
-            kept.append(" ".join(text[a:b].split()))
+            kept.append(sentence)
             cited.append(sources[best])
     return kept, cited
 
@@ -206,6 +206,7 @@ def reports(
             old[r.digest].append(r)
     sentence_texts: dict[int, list[str]] = {}
     entity_chunks = graph.entity_chunks()
+    written_by = ["llm"] if write is not None else []  # an extractive report's digest is as it was
     out: list[Report] = []
     built = 0
     for level, blocks in enumerate(graph.communities):
@@ -216,7 +217,6 @@ def reports(
                 (graph.chunk_ids[c], docs[c].hash, [[graph.keys[e] for e in s] for s in graph.mentions[c]])
                 for c in chunks
             ]
-            written_by = ["llm"] if write is not None else []  # an extractive report's digest is as it was
             digest = _digest([level, per_report, sorted(graph.keys[e] for e in members), sources, *written_by])
             if digest in old:
                 out += [Report(**{**r.__dict__, "community": number}) for r in old[digest]]

@@ -325,7 +325,8 @@ def graph_for(index: Any, extractor: str = "rules", llm: Any = None, reporter: s
         manifest = read_manifest(index.path) if index.path else None
         params = manifest["params"] if manifest is not None else {}
         alike = (params.get("extractor", "rules"), params.get("reporter", "extractive")) == how
-        stored = load_graph(index.path) if alike and is_stale(index) is False else None
+        current = manifest is not None and not any(staleness(index, manifest).values())
+        stored = load_graph(index.path) if alike and current else None
         before = kept[2] if kept is not None and kept[1] == how else None
         graph = (
             stored
