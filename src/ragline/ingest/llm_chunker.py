@@ -91,7 +91,7 @@ class LLMChunker(Chunker):
                 f"{max_words=}, {window=}, {max_tokens=}, {spacing=}"
             )
         self.spacing = spacing
-        self._llm = llm if llm is None or isinstance(llm, CachedLLM) else CachedLLM(llm)
+        self._llm = None if llm is None else CachedLLM.wrap(llm)
         self.model, self.max_words, self.window, self.max_tokens = model, max_words, window, max_tokens
         # packing counts MiniLM's [CLS] and [SEP] in its budget: give it room for them
         extra = SentencePackChunker.SPECIALS if unit == "tokens" else 0

@@ -116,7 +116,7 @@ class LLMContextualizer(PrefixContextualizer):
             raise ConfigError(f"llm context: max_tokens must be positive, got {max_tokens}")
         if prompt not in CHUNK_PROMPTS:
             raise ConfigError(f"llm context: unknown prompt {prompt!r}; choose one of {', '.join(CHUNK_PROMPTS)}")
-        self._llm = llm if llm is None or isinstance(llm, CachedLLM) else CachedLLM(llm)
+        self._llm = None if llm is None else CachedLLM.wrap(llm)
         self.model = model
         self.max_tokens = max_tokens
         self.context_tokens = context_tokens

@@ -56,7 +56,7 @@ class _LLMReranker(BaseReranker):
 
         if int(words) < 1:
             raise ConfigError(f"reranker {self.name!r}: words (of each passage shown) must be >= 1, got {words}")
-        self._llm = llm if llm is None or isinstance(llm, CachedLLM) else CachedLLM(llm)
+        self._llm = None if llm is None else CachedLLM.wrap(llm)
         self.model, self.words = model, int(words)
         self.interpolate = interpolation_weight(self.name, interpolate)
         self.calls = 0

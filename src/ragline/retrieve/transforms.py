@@ -256,7 +256,7 @@ class _LLMTransform:
 
         if int(max_tokens) < 1:
             raise ConfigError(f"query transform {self.name!r}: max_tokens must be >= 1, got {max_tokens}")
-        self._llm = llm if llm is None or isinstance(llm, CachedLLM) else CachedLLM(llm)
+        self._llm = None if llm is None else CachedLLM.wrap(llm)
         self.model, self.max_tokens, self.seed = model, int(max_tokens), int(seed)
         self.calls = 0
 

@@ -149,7 +149,7 @@ class LLMEntityExtractor:
     def __init__(self, llm: Any = None, model: str | None = None, max_tokens: int = 384) -> None:
         from ragline.models.llm import CachedLLM
 
-        self._llm = llm if llm is None or isinstance(llm, CachedLLM) else CachedLLM(llm)
+        self._llm = None if llm is None else CachedLLM.wrap(llm)
         self.model, self.max_tokens = model, int(max_tokens)
         self.calls = self.tokens = self.fallbacks = 0
         self._rules = RuleEntityExtractor()

@@ -94,8 +94,7 @@ def _llm_writer(llm: Any, cost: dict[str, int]) -> Any:
     from ragline.models.llm import CachedLLM, shared_llm
     from ragline.models.llm.cache import acl_scope
 
-    model = llm if llm is not None else shared_llm(None)
-    model = model if isinstance(model, CachedLLM) else CachedLLM(model)
+    model = CachedLLM.wrap(llm if llm is not None else shared_llm(None))
 
     def write(title: str, sentences: list[str], acl: list[str] | None) -> str:
         facts = "\n".join(f"- {s}" for s in sentences)

@@ -147,7 +147,7 @@ class _Builder:
 
         if self.llm is None:
             self.llm = shared_llm(None)
-        llm = self.llm if isinstance(self.llm, CachedLLM) else CachedLLM(self.llm)
+        llm = CachedLLM.wrap(self.llm)
         texts = [self.chunk_text(n.id) if n.level == 0 else n.text for n in nodes]
         passages = "\n\n".join(f"[{i + 1}] {' '.join(t.split()[:200])}" for i, t in enumerate(texts))
         messages = [

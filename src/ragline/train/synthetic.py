@@ -173,7 +173,7 @@ def generate_queries(
     from ragline.models.llm.cache import CachedLLM, acl_scope
     from ragline.progress import track
 
-    cached = llm if isinstance(llm, CachedLLM) else CachedLLM(llm)
+    cached = CachedLLM.wrap(llm)
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / GENERATED_FILE

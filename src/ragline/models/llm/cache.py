@@ -145,6 +145,11 @@ class CachedLLM(LLM):
         self.hits = 0
         self.misses = 0
 
+    @classmethod
+    def wrap(cls, llm: LLM) -> CachedLLM:
+        """``llm`` with a response cache: itself when it already has one (two caches would count twice)."""
+        return llm if isinstance(llm, CachedLLM) else cls(llm)
+
     @property
     def id(self) -> str:
         return self.llm.id
