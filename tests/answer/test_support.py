@@ -140,3 +140,21 @@ def test_a_number_answers_the_value_noun_it_is() -> None:
     assert not check.check(question, "Itemised", receipts, "Meals Policy").supported
     answer = ExtractiveReader().read(question, [Hit("meals#1", 1.0, 1, "Meals Policy", receipts)])
     assert not answer.abstained and answer.text == "$25" and answer.citations[0].supported
+
+
+def test_a_sentence_about_the_bridge_does_not_answer_what_is_asked_of_it() -> None:
+    # "Who leads the team that maintains SS-833?" reaches its answer through the team: the sentence naming the
+    # team holds the question's literal and most of its terms, yet says nothing of who leads it.
+    check = default_check()
+    question = "Who leads the team that maintains substation SS-833?"
+    bridge = "Substation SS-833 is maintained by Network Care North. It was commissioned in 1998."
+    verdict = check.check(question, "Network Care North", bridge)
+    assert not verdict.supported and verdict.bridge
+    # Without the relative clause the same sentence answers the question it does carry.
+    assert check("Which team maintains substation SS-833?", "Network Care North", bridge)
+    # The sentence that names the lead holds what is asked ("led" is "leads") and is no bridge.
+    answer = check.check(question, "Johanna Thorne", "Substation SS-833: Network Care North, led by Johanna Thorne.")
+    assert answer.supported and not answer.bridge
+    # "the lead of the team responsible for ..." asks for the lead as well
+    lead = "Who is the lead of the team responsible for maintaining SS-833?"
+    assert not check.check(lead, "Network Care North", bridge).supported

@@ -21,6 +21,10 @@ column count as its label:
   "lead", ``IRREGULAR_PAST``) and agent nouns ("leader" -> "lead", "ruler" -> "rule").
 - **Entities and literals**: tokens with a digit ("E-4471", "3.11"), quoted strings and capitalized
   names that do not start the question ("Grid Ops East", "Oksana").
+- **Bridges**: "Who leads the team that maintains SS-833?" reaches its answer through a thing it describes (the
+  team). A sentence about that thing alone ("SS-833 is maintained by Network Care North") carries the
+  description's terms and literal, not what is asked of it: when the question describes something with a
+  relative clause, a window must also hold a content term of the part before it ("leads"; ``asked_terms``).
 - **Rule**: supported when, in a window holding the answer, the question's content terms are
   covered at least ``min_coverage``; or every literal of the question occurs and the terms are
   covered at least ``literal_coverage``; or every entity (names, quoted strings, literals) occurs
@@ -141,6 +145,20 @@ def asked_text(question: str) -> str:
 LITERAL = re.compile(r"[\w][\w\-./:]*[\w]|\w")
 _QUOTED = re.compile(r"[\"“”]([^\"“”]{2,80})[\"“”]|(?<!\w)'([^']{2,80})'(?!\w)")
 _HEADING = re.compile(r"^\s*#+\s*(.+)$", re.MULTILINE)
+# A relative clause after a noun phrase: "the team that maintains", "the woman who portrayed", "the team
+# responsible for"; the article opening the noun phrase is found within a few words before it.
+_RELATIVE = re.compile(r"\s(?:that|which|who|whom|whose|responsible for|in charge of)\s", re.IGNORECASE)
+_ARTICLE_BEFORE = re.compile(r"\b(?:the|a|an)\s+(?:[\w'-]+\s+){0,3}$", re.IGNORECASE)
+
+
+def asked_part(question: str) -> str:
+    """The part of ``question`` before a noun phrase it describes with a relative clause ("Who leads" of "Who leads
+    the team that maintains SS-833?"; "Who is the lead of" of "... the team responsible for ..."), else ""."""
+    for clause in _RELATIVE.finditer(question):
+        article = _ARTICLE_BEFORE.search(question, 0, clause.start() + 1)
+        if article is not None:
+            return question[: article.start()]
+    return ""
 
 
 def literal_key(token: str) -> str:
@@ -207,6 +225,7 @@ class QuestionKeys:
     terms: frozenset[str]
     entities: tuple[str, ...]  # normalized names and quoted strings ("grid ops east"), literal keys ("e4471")
     literals: tuple[str, ...]  # the literal keys alone: a code or a number is far more specific than a name
+    asked: frozenset[str] = frozenset()  # terms before a described noun phrase: one must be in the window
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,6 +238,7 @@ class SupportVerdict:
     literals: float | None  # share of its literals there (None: it has none)
     window: str  # the sentences of that window ("" when no window holds the answer)
     reason: str
+    bridge: bool = False  # the window holds what the question describes, not what it asks of it
 
 
 class SupportCheck:
@@ -262,7 +282,8 @@ class SupportCheck:
         )
         quoted = [norm_phrase(a or b) for a, b in _QUOTED.findall(question)]
         entities = tuple(dict.fromkeys(e for e in [*question_names(question), *quoted, *literals] if e))
-        return QuestionKeys(terms, entities, literals)
+        asked = terms & frozenset(self.analyzer(asked_part(question)))
+        return QuestionKeys(terms, entities, literals, asked)
 
     def check(self, question: str, answer: str, passage: str, title: str = "", at: int | None = None) -> SupportVerdict:
         """Does ``passage`` (titled ``title``) answer ``question`` with ``answer``?
@@ -279,12 +300,14 @@ class SupportCheck:
 
     def windows(
         self, question: str, answer: str, passage: str, title: str = "", at: int | None = None
-    ) -> list[tuple[float, float | None, float | None, str]]:
-        """(term coverage, entity share, literal share, text) of each window whose centre sentence holds ``answer``."""
+    ) -> list[tuple[float, float | None, float | None, str, bool]]:
+        """(term coverage, entity share, literal share, text, bridge) of each window whose centre sentence holds
+        ``answer``; bridge: the question describes a thing (``asked_part``) and the window holds none of the terms
+        asked of it."""
         keys = self.keys(question)
         if any(c.isdigit() for c in answer):
             # the value is the threshold, limit or amount asked about: the passage need not name it so
-            keys = replace(keys, terms=keys.terms - self._value_nouns)
+            keys = replace(keys, terms=keys.terms - self._value_nouns, asked=keys.asked - self._value_nouns)
         bounds = sentences(passage) or ([(0, len(passage))] if passage.strip() else [])
         if at is not None:
             centres = [i for i, (a, b) in enumerate(bounds) if a <= at < b or (a <= at and i == len(bounds) - 1)]
@@ -298,7 +321,7 @@ class SupportCheck:
             if row is not None:
                 window = self._row_window(question, answer, passage, title, row, at, headings)
                 if window is not None:
-                    found.append((*self._cover(keys, window[0], window[1]), window[0]))
+                    found.append((*self._cover(keys, window[0], window[1]), window[0], self._bridge(keys, *window)))
                 continue
             lo, hi = max(0, i - self.neighbours), min(len(bounds), i + self.neighbours + 1)
             centre = passage[bounds[i][0] : bounds[i][1]]
@@ -307,7 +330,7 @@ class SupportCheck:
             window = passage[bounds[lo][0] : bounds[hi - 1][1]]
             # The headings above a window name what it is about, as the title does.
             label = " ".join([title, *(h for start, h in headings if start < bounds[lo][0])])
-            found.append((*self._cover(keys, window, label), window))
+            found.append((*self._cover(keys, window, label), window, self._bridge(keys, window, label)))
         return found
 
     def _row_window(
@@ -336,9 +359,12 @@ class SupportCheck:
         return self.check(question, answer, passage, title, at).supported
 
     def decide(
-        self, coverage: float, entities: float | None, literals: float | None, window: str = ""
+        self, coverage: float, entities: float | None, literals: float | None, window: str = "", bridge: bool = False
     ) -> SupportVerdict:
         """The verdict on one window from its term coverage and its entity and literal shares."""
+        if bridge:
+            reason = "the answer's sentence is about what the question describes, not what it asks of it"
+            return SupportVerdict(False, coverage, entities, literals, window, reason, bridge=True)
         if coverage >= self.min_coverage:
             reason = "the answer's sentence carries the question"
         elif literals == 1.0 and coverage >= self.literal_coverage:
@@ -359,10 +385,17 @@ class SupportCheck:
             forms |= {term[:-2], term[:-1]}  # "leader" -> "lead"; "ruler" -> "rule" (the stemmer keeps "rule")
         return forms
 
-    def _cover(self, keys: QuestionKeys, window: str, label: str) -> tuple[float, float | None, float | None]:
+    def _covered(self, terms: frozenset[str], window: str, label: str) -> int:
+        """How many of ``terms`` ``window`` or its ``label`` hold, in any of their word forms."""
         have = set(self.analyzer(window)) | set(self.analyzer(label))
         have_forms = {form for term in have for form in self.word_forms(term)}
-        covered = sum(1 for term in keys.terms if term in have or self.word_forms(term) & have_forms)
+        return sum(1 for term in terms if term in have or self.word_forms(term) & have_forms)
+
+    def _bridge(self, keys: QuestionKeys, window: str, label: str) -> bool:
+        return bool(keys.asked) and not self._covered(keys.asked, window, label)
+
+    def _cover(self, keys: QuestionKeys, window: str, label: str) -> tuple[float, float | None, float | None]:
+        covered = self._covered(keys.terms, window, label)
         coverage = covered / len(keys.terms) if keys.terms else 0.0
         if not keys.entities:
             return coverage, None, None
