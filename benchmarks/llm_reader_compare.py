@@ -3,8 +3,8 @@
 Reads the ``--save-answers`` files of two ``ragline eval`` runs (the first is the baseline) and prints JSON:
 for each run correct / wrong / abstained, EM/F1 means, the **citation rate** (the share of answers, abstentions
 left out, with at least one citation) and the **supported rate** (with at least one citation marked supported),
-then the paired randomization test on "correct" over the questions both runs answered
-(``ragline.eval.stats.compare``).
+then the paired randomization tests over the questions both runs answered (``ragline.eval.stats.compare``) on
+"correct" and on correct minus wrong (+1 / 0 / -1 a question: the objective the default reader is chosen by).
 
     PYTHONPATH=src python benchmarks/llm_reader_compare.py BASELINE.jsonl NEW.jsonl [--out FILE]
 """
@@ -24,11 +24,14 @@ def load(path: str) -> dict[str, dict[str, Any]]:
     return {row["id"]: row for row in rows}
 
 
-def paired_correct(base: dict[str, dict[str, Any]], new: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """The paired randomization test on "correct" over the questions both runs answered."""
+SCORE = {"correct": 1.0, "abstained": 0.0, "wrong": -1.0}  # correct minus wrong: a cited wrong answer misleads
+
+
+def paired(base: dict[str, dict[str, Any]], new: dict[str, dict[str, Any]], score: dict[str, float]) -> dict[str, Any]:
+    """The paired randomization test on each question's ``score[outcome]`` over the questions both runs answered."""
     shared = sorted(set(base) & set(new))
-    test = compare({q: float(base[q]["outcome"] == "correct") for q in shared},
-                   {q: float(new[q]["outcome"] == "correct") for q in shared})  # fmt: skip
+    test = compare({q: score.get(base[q]["outcome"], 0.0) for q in shared},
+                   {q: score.get(new[q]["outcome"], 0.0) for q in shared})  # fmt: skip
     return dict(test)
 
 
@@ -59,7 +62,8 @@ def main() -> None:
     args = parser.parse_args()
     base, new = load(args.baseline), load(args.new)
     report = {"baseline": {"file": args.baseline, **summary(base)}, "new": {"file": args.new, **summary(new)},
-              "paired_correct": paired_correct(base, new)}  # fmt: skip
+              "paired_correct": paired(base, new, {"correct": 1.0}),
+              "paired_correct_minus_wrong": paired(base, new, SCORE)}  # fmt: skip
     text = json.dumps(report, indent=2)
     print(text)
     if args.out:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from llm_reader_compare import load, paired_correct, summary  # noqa: E402
+from llm_reader_compare import load, paired, summary  # noqa: E402
 
 CUES = {"newest": ("most recent", "latest"), "oldest": ("earliest", "oldest")}
 FACTS = (  # (question with {cue}, the answer's pattern in the report)
@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         "questions": n,
         "dates_off": summary(off),
         "dates_order": summary(order),
-        "paired_correct": paired_correct(off, order),
+        "paired_correct": paired(off, order, {"correct": 1.0}),
         "answers": {
             i: {"question": off[i]["question"], "off": off[i]["answer"], "order": order[i]["answer"]} for i in ids
         },
