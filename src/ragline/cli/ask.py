@@ -213,9 +213,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--reader",
         metavar="SPEC",
-        help="extractive[:threshold=0.47,support=best|next|off] (the default config's: the rule reader), "
+        help="extractive[:threshold=0.47,support=best|next|off] (the rule reader), "
         "llm[:model=local:qwen2.5-coder-0.5b,max_tokens=128], span[:model=trained:squad] or a cascade of them "
-        "(cascade:readers=extractive+span,unsupported=decline)",
+        "(the default config's: cascade:readers=[extractive; llm:max_tokens=128],unsupported=decline, the LLM "
+        "asked only where the rule reader declines)",
     )
     p.add_argument(
         "--retriever",
