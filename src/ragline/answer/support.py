@@ -319,9 +319,10 @@ class SupportCheck:
         for i in centres:
             row = rows.get(passage.rfind("\n", 0, bounds[i][0]) + 1) if rows else None
             if row is not None:
-                window = self._row_window(question, answer, passage, title, row, at, headings)
-                if window is not None:
-                    found.append((*self._cover(keys, window[0], window[1]), window[0], self._bridge(keys, *window)))
+                cell = self._row_window(question, answer, passage, title, row, at, headings)
+                if cell is not None:
+                    text, label = cell
+                    found.append((*self._cover(keys, text, label), text, self._bridge(keys, text, label)))
                 continue
             lo, hi = max(0, i - self.neighbours), min(len(bounds), i + self.neighbours + 1)
             centre = passage[bounds[i][0] : bounds[i][1]]
