@@ -514,3 +514,11 @@ def test_a_table_cell_is_read_under_its_row_and_column_names(question: str, expe
 def test_a_row_the_table_does_not_have_is_no_answer() -> None:
     answer = READER.read("What is the per diem for Madrid?", [hit("policy#0", RATES_TABLE, title="Travel policy")])
     assert answer.abstained
+
+
+def test_a_part_of_a_hyphenated_name_in_the_question_is_not_its_answer() -> None:
+    # "faiss-cpu" names Faiss: "Faiss" restates the question's subject (the real-documents failure "Faiss" for
+    # "Who is the author of faiss-cpu?"); the name beside it answers.
+    hits = [Hit("faiss#0", 1.0, 1, "faiss-cpu", "The author of Faiss is Meta AI Research.")]
+    answer = ExtractiveReader().read("Who is the author of faiss-cpu?", hits)
+    assert answer.text == "Meta AI Research"

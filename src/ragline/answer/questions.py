@@ -98,6 +98,7 @@ _NOUN_CLASSES = {
 _IMPLIED_CLASSES = {"who": {"person", "org"}, "whom": {"person", "org"}, "where": {"facility", "area", "venue"}}
 _AUX = set("is are was were do does did can could should must will would has have had may might".split())
 WORD = re.compile(r"\w+")  # a word, as the reader counts them
+_PARTS = re.compile(r"[-/._]")  # "faiss-cpu" is "faiss" and "cpu" too: neither part answers a question naming it
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,7 +178,8 @@ def analyze_question(question: str, stems: Stems) -> QuestionInfo:
         head=head,
         classes=frozenset(classes),
         unit=stems(unit) if unit else None,
-        words=frozenset(normalize_answer(question).split()),
+        words=frozenset(normalize_answer(question).split())
+        | frozenset(normalize_answer(_PARTS.sub(" ", question)).split()),
         plural=_asks_plural(lowered, stems),
     )
 
