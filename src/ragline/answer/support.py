@@ -24,7 +24,7 @@ column count as its label:
 - **Bridges**: "Who leads the team that maintains SS-833?" reaches its answer through a thing it describes (the
   team). A sentence about that thing alone ("SS-833 is maintained by Network Care North") carries the
   description's terms and literal, not what is asked of it: when the question describes something with a
-  relative clause, a window must also hold a content term of the part before it ("leads"; ``asked_terms``).
+  relative clause, a window must also hold a content term of the part before it ("leads"; ``asked_part``).
 - **Rule**: supported when, in a window holding the answer, the question's content terms are
   covered at least ``min_coverage``; or every literal of the question occurs and the terms are
   covered at least ``literal_coverage``; or every entity (names, quoted strings, literals) occurs
