@@ -13,7 +13,7 @@ from llm_fakes import FakeLLM
 from ragline.answer.citations import ends_at_cut, whole_sentences
 from ragline.answer.context import build_context
 from ragline.answer.pipeline import LLMReader
-from ragline.answer.prompt import answer_schema
+from ragline.answer.prompt import answer_schema, with_unit
 from ragline.answer.questions import answer_kind
 from ragline.errors import ConfigError
 from ragline.models.llm.json_schema import JSONReplyError, check_value, parse_reply
@@ -91,6 +91,18 @@ def test_factoids_get_a_short_answer_and_its_whole_supporting_sentence() -> None
     assert llm.schemas[0]["properties"]["answer"]["maxLength"] == 80
     assert answer.text == "$70" and [(c.n, c.supported) for c in answer.citations] == [(2, True)]
     assert answer.details["sentence"] == "The daily meal limit is $70 per person."
+
+
+def test_a_bare_number_is_given_as_its_sentence_writes_it() -> None:
+    """The model's short answer "70" is the $70 of its supporting sentence; "six" stays a word, and a number the
+    sentence writes without a unit stays as it is. Planted fault: answering the model's text unchanged gives
+    "70", which a reader of the answer cannot tell from 70 euros or 70 minutes."""
+    llm = FakeLLM([reply("70", [2])], structured=True)
+    answer = LLMReader(llm=llm).read("What is the daily meal limit?", context())
+    assert answer.text == "$70" and [(c.n, c.supported) for c in answer.citations] == [(2, True)]
+    assert with_unit("7", "Flights shorter than 7 hours are booked in economy.") == "7 hours"
+    assert with_unit("60", "Expenses above $600 need approval.") == "60"  # another number, not its digits
+    assert with_unit("six", TRAVEL) == "six" and with_unit("4", "Band 4 is the top band.") == "4"
 
 
 def test_yes_no_questions_are_constrained_to_yes_or_no() -> None:

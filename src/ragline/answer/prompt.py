@@ -41,6 +41,7 @@ from ragline.answer.citations import (
 )
 from ragline.answer.context import Context
 from ragline.answer.questions import FULL, SHORT, YESNO
+from ragline.answer.spans import DURATION, MONEY, NUMBER, PERCENT, candidate_spans
 from ragline.models.llm import Message
 from ragline.models.llm.json_schema import JSONReplyError, parse_reply
 from ragline.types import Answer
@@ -205,7 +206,24 @@ def answer_from_json(
             citations = list({c.n: c for c, _, _ in found}.values())
     if kind != FULL:
         details["sentence"] = supporting_sentence(text, context, question, [c.n for c in citations if c.supported])
+        text = with_unit(text, details["sentence"])
     return Answer(text, False, citations, reader, details)
+
+
+_BARE_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+
+
+def with_unit(text: str, sentence: str) -> str:
+    """A bare number ("60", "7") as its supporting sentence writes it, with its currency, unit or per cent sign
+    ("$60", "7 hours"): the short answer the model gave, whole. Any other answer is returned as it is."""
+    if not sentence or not _BARE_NUMBER.fullmatch(text):
+        return text
+    number = re.compile(rf"(?<![\d.,]){re.escape(text)}(?![\d]|[.,]\d)")
+    for span in candidate_spans(sentence, (MONEY, DURATION, PERCENT, NUMBER)):
+        written = sentence[span.start : span.end]
+        if written != text and number.search(written):
+            return written
+    return text
 
 
 def read_constrained(
