@@ -215,8 +215,8 @@ def add_parser(sub: Any) -> None:
         metavar="SPEC",
         help="extractive[:threshold=0.47,support=best|next|off] (the rule reader), "
         "llm[:model=local:qwen2.5-coder-0.5b,max_tokens=128], span[:model=trained:squad] or a cascade of them "
-        "(the default config's: cascade:readers=[extractive; llm:max_tokens=128],unsupported=decline, the LLM "
-        "asked only where the rule reader declines)",
+        "(the default config's: cascade:readers=[llm:max_tokens=128; extractive],unsupported=decline, the LLM's "
+        "answer kept if its citation holds, else the rule reader's)",
     )
     p.add_argument(
         "--retriever",
