@@ -26,6 +26,7 @@ from ragline.eval import chunking
 from ragline.eval.answers import grade_question, grade_reason, match_for
 from ragline.eval.typed import acl_filter, hit_by_type
 from ragline.retrieve.registry import build_retriever
+from ragline.types import Answer
 
 
 def main(llm: bool | None = None) -> int:
@@ -52,7 +53,7 @@ def main(llm: bool | None = None) -> int:
             ("✓ " if s.doc_id in q.gold_doc_ids else "  ") + f"[{s.n}] {escape(s.chunk_id)}"
             for s in context.sources[:3]
         )
-        said = "(abstains)" if answer.abstained else answer.text + "".join(f" [{c.n}]" for c in answer.citations)
+        said = said_with_citations(answer)
         stage = answer.details.get("stage")  # a cascade's stage that answered: graded as that reader's answers are
         said += f"\n(by the {stage} stage)" if stage else ""
         grade = grade_question(q, answer, context, match=match_for(stage or reader))
@@ -97,6 +98,15 @@ def main(llm: bool | None = None) -> int:
     console.print("[dim]dense, hybrid and late chunking: ragline experiment chunking (BENCHMARKS.md has the table)[/]")
     console.print(f"[dim]done in {time.perf_counter() - started:.0f} s[/]")
     return 0
+
+
+def said_with_citations(answer: Answer) -> str:
+    """The answer and the numbers of the sources whose sentence states it ("$60 [1]"); an LLM may name more
+    sources, which the support check rejected: they are shown only when none is supported."""
+    if answer.abstained:
+        return "(abstains)"
+    shown = [c for c in answer.citations if c.supported] or answer.citations
+    return answer.text + "".join(f" [{c.n}]" for c in shown)
 
 
 def _default_pipeline(console: Console, index):  # type: ignore[no-untyped-def]
