@@ -322,7 +322,8 @@ class SupportCheck:
                 cell = self._row_window(question, answer, passage, title, row, at, headings)
                 if cell is not None:
                     text, label = cell
-                    found.append((*self._cover(keys, text, label), text, self._bridge(keys, text, label)))
+                    coverage, entities, literals, bridge = self._cover(keys, text, label)
+                    found.append((coverage, entities, literals, text, bridge))
                 continue
             lo, hi = max(0, i - self.neighbours), min(len(bounds), i + self.neighbours + 1)
             centre = passage[bounds[i][0] : bounds[i][1]]
@@ -331,7 +332,8 @@ class SupportCheck:
             window = passage[bounds[lo][0] : bounds[hi - 1][1]]
             # The headings above a window name what it is about, as the title does.
             label = " ".join([title, *(h for start, h in headings if start < bounds[lo][0])])
-            found.append((*self._cover(keys, window, label), window, self._bridge(keys, window, label)))
+            coverage, entities, literals, bridge = self._cover(keys, window, label)
+            found.append((coverage, entities, literals, window, bridge))
         return found
 
     def _row_window(
@@ -386,25 +388,24 @@ class SupportCheck:
             forms |= {term[:-2], term[:-1]}  # "leader" -> "lead"; "ruler" -> "rule" (the stemmer keeps "rule")
         return forms
 
-    def _covered(self, terms: frozenset[str], window: str, label: str) -> int:
-        """How many of ``terms`` ``window`` or its ``label`` hold, in any of their word forms."""
+    def _cover(self, keys: QuestionKeys, window: str, label: str) -> tuple[float, float | None, float | None, bool]:
+        """Term coverage, entity share and literal share of a window (with its label), and whether it is a bridge:
+        the question describes a thing (``asked_part``) and the window holds none of the terms asked of it."""
         have = set(self.analyzer(window)) | set(self.analyzer(label))
         have_forms = {form for term in have for form in self.word_forms(term)}
-        return sum(1 for term in terms if term in have or self.word_forms(term) & have_forms)
 
-    def _bridge(self, keys: QuestionKeys, window: str, label: str) -> bool:
-        return bool(keys.asked) and not self._covered(keys.asked, window, label)
+        def held(terms: frozenset[str]) -> int:
+            return sum(1 for term in terms if term in have or self.word_forms(term) & have_forms)
 
-    def _cover(self, keys: QuestionKeys, window: str, label: str) -> tuple[float, float | None, float | None]:
-        covered = self._covered(keys.terms, window, label)
-        coverage = covered / len(keys.terms) if keys.terms else 0.0
+        bridge = bool(keys.asked) and not held(keys.asked)
+        coverage = held(keys.terms) / len(keys.terms) if keys.terms else 0.0
         if not keys.entities:
-            return coverage, None, None
+            return coverage, None, None, bridge
         text = f" {norm_phrase(window)} {norm_phrase(label)} "
         keyed = {literal_key(t) for t in LITERAL.findall(f"{window} {label}")}
         entities = sum(f" {e} " in text or e in keyed for e in keys.entities) / len(keys.entities)
         literals = sum(e in keyed for e in keys.literals) / len(keys.literals) if keys.literals else None
-        return coverage, entities, literals
+        return coverage, entities, literals, bridge
 
 
 _DEFAULT: SupportCheck | None = None
