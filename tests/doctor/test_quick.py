@@ -4,6 +4,7 @@ seconds and the reader it judged; the progress lines say which probes need the L
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from ragline.config import load_config
 from ragline.doctor import lost_in_the_middle, recall_ceiling
 from ragline.doctor.base import DoctorRun
 from ragline.doctor.probefile import load_probe_file
-from ragline.doctor.runner import all_probes, announce
+from ragline.doctor.runner import all_probes, announce, run_doctor
 
 from .test_stopping import BM25
 
@@ -59,3 +60,19 @@ def test_the_progress_line_says_which_probes_need_the_llm_and_about_how_long() -
     assert announce(lost_in_the_middle.probe(), DoctorRun(load_config("recommended"), probes, index=object())).endswith(
         "(no LLM)"
     )
+
+
+def test_a_doctor_run_removes_the_folder_it_built_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The probes' indexes (the whole probe corpus with its vectors) went to a temporary folder nobody removed:
+    every run left one in /tmp. Planted fault checked: the folder made by ``mkdtemp`` without a cleanup stays."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    run = DoctorRun(load_config("weak"), load_probe_file(), index=object())
+    assert run.folder.is_dir() and run.folder.parent == tmp_path
+    (run.folder / "index").mkdir()
+    run.close()
+    assert not run.folder.exists()
+    run_doctor(load_config("weak"), load_probe_file(), only=lambda name: False, store=object())
+    assert not list(tmp_path.glob("ragline-doctor-*"))
+    given = tmp_path / "mine"
+    DoctorRun(load_config("weak"), load_probe_file(), index=object(), work=given).close()  # the caller's folder
+    assert DoctorRun(load_config("weak"), load_probe_file(), index=object(), work=given).folder == given

@@ -86,11 +86,20 @@ class DoctorRun:
     log: Log | None = None
     quick: bool = False  # a smoke run: a few questions of each type (``quick_sample``)
     store: str = ""  # the store ``index`` was opened from (``doctor --store``), named without its password
-    work: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="ragline-doctor-")))
+    work: Path | None = None  # where probes build their indexes; None: a temporary folder that close() removes
 
     def __post_init__(self) -> None:
+        # The indexes built here can be the whole probe corpus with its vectors: a run that made its own
+        # folder removes it (close(), or the finalizer when a caller forgets), so runs do not pile up in /tmp.
+        self._temporary = tempfile.TemporaryDirectory(prefix="ragline-doctor-") if self.work is None else None
+        self.folder = Path(self._temporary.name) if self._temporary is not None else Path(str(self.work))
         if self.index is None:
-            self.index = build_index(self.config, self.probes, self.work / "index")
+            self.index = build_index(self.config, self.probes, self.folder / "index")
+
+    def close(self) -> None:
+        """Remove the temporary folder this run made (a ``work`` folder the caller gave is the caller's)."""
+        if self._temporary is not None:
+            self._temporary.cleanup()
 
     def say(self, text: str) -> None:
         if self.log is not None:

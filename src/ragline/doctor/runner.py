@@ -61,23 +61,26 @@ def run_doctor(
     """
     started = time.perf_counter()
     run = DoctorRun(config, probes.quick() if quick else probes, index=store, log=log, quick=quick, store=store_name)
-    rows: list[ProbeResult] = []
-    not_run: dict[str, str] = {}
-    for probe in all_probes():
-        if only is not None and not only(probe.name):
-            continue
-        if run.on_store and probe.embedded_only:
-            not_run[probe.name] = probe.embedded_only
-            continue
-        run.say(announce(probe, run))
-        began = time.perf_counter()
-        try:
-            rows.append(probe.run(run))
-        except (RaglineError, ValueError, RuntimeError, OSError, KeyError) as error:
-            rows.append(cannot_run(probe.name, probe.fix, f"{type(error).__name__}: {error}"))
-        rows[-1].seconds = time.perf_counter() - began  # the whole probe, its failure included
-        rows[-1].model = rows[-1].model or reader_model(config.read.reader)
-        run.say(f"  {rows[-1].status}: {rows[-1].figure} ({rows[-1].seconds:.0f} s)")
+    try:
+        rows: list[ProbeResult] = []
+        not_run: dict[str, str] = {}
+        for probe in all_probes():
+            if only is not None and not only(probe.name):
+                continue
+            if run.on_store and probe.embedded_only:
+                not_run[probe.name] = probe.embedded_only
+                continue
+            run.say(announce(probe, run))
+            began = time.perf_counter()
+            try:
+                rows.append(probe.run(run))
+            except (RaglineError, ValueError, RuntimeError, OSError, KeyError) as error:
+                rows.append(cannot_run(probe.name, probe.fix, f"{type(error).__name__}: {error}"))
+            rows[-1].seconds = time.perf_counter() - began  # the whole probe, its failure included
+            rows[-1].model = rows[-1].model or reader_model(config.read.reader)
+            run.say(f"  {rows[-1].status}: {rows[-1].figure} ({rows[-1].seconds:.0f} s)")
+    finally:
+        run.close()
     return {
         "config": config.name,
         "config_fingerprint": config.fingerprint(),

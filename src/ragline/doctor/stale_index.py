@@ -41,11 +41,11 @@ def run(r: DoctorRun) -> ProbeResult:
     ]
     if not questions:
         return cannot_run(NAME, FIX, "no literal or paraphrase question whose answer is written in its gold document")
-    folder = r.work / "stale-documents"
+    folder = r.folder / "stale-documents"
     folder.mkdir(parents=True, exist_ok=True)
     for doc_id in {q.gold_doc_ids[0] for q in questions}:
         (folder / f"{doc_id}.md").write_text(documents[doc_id].text, encoding="utf-8")
-    index = build_index(r.config, ProbeFile(str(folder), documents=folder), r.work / "stale-index")
+    index = build_index(r.config, ProbeFile(str(folder), documents=folder), r.folder / "stale-index")
     for q in questions:  # the edit nobody synced
         path = folder / f"{q.gold_doc_ids[0]}.md"
         path.write_text(path.read_text(encoding="utf-8").replace(q.answer, REPLACEMENT), encoding="utf-8")
