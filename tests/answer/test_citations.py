@@ -132,3 +132,13 @@ def test_citation_recall() -> None:
     assert citation_recall(Answer("within 30 days", False, [lodging]), ctx) == 1.0
     assert citation_recall(Answer("$999", False, [meals]), ctx) is None  # no source supports it
     assert citation_recall(Answer("", True, []), ctx) is None
+
+
+def test_an_answer_of_the_wrong_type_is_supported_by_no_source() -> None:
+    """The LLM answered "What is the pay band for ...?" with the job grade the band's own sentence names (Orrin's
+    salary bands). Planted fault checked: without the type check in ``supports`` the sentence supports "T3"."""
+    page = "- The band for Senior Field Technician (grade T3) runs from $56,000 to $68,000."
+    question = "What is the pay band for a senior field technician?"
+    assert supports("Senior Field Technician (grade T3)", page) is True  # without the question: the words only
+    assert supports("Senior Field Technician (grade T3)", page, question=question) is False
+    assert supports("$56,000 to $68,000", page, question=question) is True

@@ -105,6 +105,18 @@ def test_a_bare_number_is_given_as_its_sentence_writes_it() -> None:
     assert with_unit("six", TRAVEL) == "six" and with_unit("4", "Band 4 is the top band.") == "4"
 
 
+def test_a_full_answer_ends_at_its_first_supported_sentence() -> None:
+    """The model asked for one sentence copies the source's next one too. Planted fault checked: without
+    ``first_supported_sentences`` the answer keeps "Alcohol is not reimbursed."; trimming procedures drops a step."""
+    llm = FakeLLM([reply("The daily meal limit is $70 per person. Alcohol is not reimbursed.", [2])], structured=True)
+    answer = LLMReader(llm=llm, short="off").read("What is the daily meal limit?", context())
+    assert answer.text == "The daily meal limit is $70 per person."
+    assert answer.details["trimmed"] == "Alcohol is not reimbursed." and answer.citations[0].supported
+    steps = "Book economy class for flights under six hours. The daily meal limit is $70 per person."
+    llm = FakeLLM([reply(steps, [1, 2])], structured=True)
+    assert LLMReader(llm=llm).read("How do I book a flight under six hours?", context()).text == steps
+
+
 def test_yes_no_questions_are_constrained_to_yes_or_no() -> None:
     """Planted fault: without the yes/no kind the model may write any string; the schema must say yes/no."""
     llm = FakeLLM([reply("no", [2])], structured=True)

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from ragline.answer.context import Context, Source
+from ragline.answer.questions import fits_asked_type
 from ragline.answer.support import SupportCheck, contains_answer_terms, default_check
 from ragline.text.analyzer import Analyzer
 from ragline.types import Citation
@@ -110,6 +111,8 @@ def supports(
     that question with it (``ragline.answer.support``)? Without one: are the answer's terms in it?"""
     if not question:
         return contains_answer_terms(answer, source_text, analyzer)
+    if not fits_asked_type(question, answer):  # "T3" answers no "What is the pay band ...?", whatever states it
+        return False
     check = default_check() if analyzer == "english" else SupportCheck(analyzer=analyzer)
     return check(question, answer, source_text, title)
 

@@ -17,7 +17,9 @@ Constrained reading (``read_constrained``) is the same prompt with the reply fix
 ``{"answer": ..., "sources": [n, ...]}``, through ``LLM.generate_json`` (a grammar in llama.cpp,
 ``response_format`` on OpenAI-compatible servers): every answer names its sources. ``kind`` (from
 ``questions.answer_kind``) asks a factoid for a few words (``short``) or yes/no, and ragline then adds the
-whole source sentence that supports it. The plain-text prompt above stays for servers that take no schema.
+whole source sentence that supports it; a full answer ends at its first sentence a cited source supports
+(``first_supported_sentences``; not for procedures). The plain-text prompt above stays for servers that take no
+schema.
 """
 
 from __future__ import annotations
@@ -40,11 +42,12 @@ from ragline.answer.citations import (
     supporting_sentence,
 )
 from ragline.answer.context import Context
-from ragline.answer.questions import FULL, SHORT, YESNO
+from ragline.answer.questions import FULL, SHORT, YESNO, is_procedure
 from ragline.answer.spans import DURATION, MONEY, NUMBER, PERCENT, candidate_spans
 from ragline.models.llm import Message
 from ragline.models.llm.json_schema import JSONReplyError, parse_reply
-from ragline.types import Answer
+from ragline.text.sentences import split_sentences
+from ragline.types import Answer, Citation
 
 
 def closed_after(pieces: Iterator[Any]) -> AbstractContextManager[Iterator[Any]]:
@@ -207,7 +210,26 @@ def answer_from_json(
     if kind != FULL:
         details["sentence"] = supporting_sentence(text, context, question, [c.n for c in citations if c.supported])
         text = with_unit(text, details["sentence"])
+    elif any(c.supported for c in citations) and not is_procedure(question):
+        text, citations = first_supported_sentences(text, citations, question, details)
     return Answer(text, False, citations, reader, details)
+
+
+def first_supported_sentences(
+    text: str, citations: list[Citation], question: str, details: dict[str, Any]
+) -> tuple[str, list[Citation]]:
+    """The answer up to its first sentence a cited source supports: the model asked for one sentence often copies
+    the source's next one too ("The root cause was X. A similar alarm had fired the week before ..."). Not used
+    for procedures (their answer is steps). What is dropped is kept in ``details["trimmed"]``; the citations are
+    checked again for what is kept."""
+    spans = split_sentences(text)
+    for end in (b for _, b in spans[:-1]):
+        kept = text[:end].strip()
+        checked = check_support(kept, citations, question)
+        if any(c.supported for c in checked):
+            details["trimmed"] = text[end:].strip()
+            return kept, checked
+    return text, citations
 
 
 _BARE_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")

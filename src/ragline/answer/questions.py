@@ -30,6 +30,7 @@ from ragline.answer.spans import (
     TIME,
     VERSION,
     YEAR,
+    candidate_spans,
 )
 from ragline.answer.support import LITERAL, QUESTION_WORDS, asked_text, literal_key, question_names
 from ragline.text.analyzer import Analyzer
@@ -143,13 +144,14 @@ def expected_types(question: str) -> dict[str, float]:
 
 def fits_asked_type(question: str, answer: str) -> bool:
     """False when ``question`` asks for a quantity alone (an amount, a count, a rate, a duration) and ``answer``
-    holds none: no digit, no number word, no unit of time for a duration. "Elena Halloran" is no pay band,
-    whoever's page it came from. True for any other question (dates are left alone: "in March" has no pattern)."""
+    holds none: no number (a digit inside a code such as "T3" or "SS-833" is none), no number word, no unit of
+    time for a duration. "Elena Halloran" is no pay band, nor is job grade "T3", whoever's page it came from.
+    True for any other question (dates are left alone: "in March" has no pattern)."""
     types = expected_types(question)
     if not set(types) <= _QUANTITY_TYPES:
         return True
     lowered = answer.lower()
-    if any(c.isdigit() for c in answer) or _NUMBER_WORD.search(lowered):
+    if candidate_spans(answer, _QUANTITY_TYPES) or _NUMBER_WORD.search(lowered):
         return True
     return DURATION in types and bool(_TIME_UNIT_WORD.search(lowered))
 
@@ -240,12 +242,17 @@ def answer_kind(question: str) -> str:
     if words and words[0] in _AUX:
         return YESNO
     lowered = question.lower()
-    if _PROCEDURE.search(lowered):
+    if is_procedure(lowered):
         return FULL
     types = next((t for pattern, t in _TYPE_RULES if pattern.search(lowered)), None)
     if types is None or max(types, key=types.__getitem__) == PHRASE:
         return FULL
     return SHORT
+
+
+def is_procedure(question: str) -> bool:
+    """Does ``question`` ask how to do something ("How do I ...?", "How to ...")? Its answer is steps."""
+    return bool(_PROCEDURE.search(question.lower()))
 
 
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
