@@ -126,6 +126,18 @@ def test_yes_no_questions_are_constrained_to_yes_or_no() -> None:
     assert answer.text == "no" and not answer.abstained
 
 
+def test_a_yes_or_no_to_a_question_that_asks_for_something_else_is_no_answer() -> None:
+    """The 0.5B model answered "Yes" to "... located in what Australian city?". Planted fault checked: without
+    ``answers_no_question`` the reader gives "Yes" with a citation; a polar question keeps its "no"."""
+    for output in ("json", "text"):
+        raw = reply("Yes", [2]) if output == "json" else "Yes [2]"
+        llm = FakeLLM([raw], structured=output == "json")
+        answer = LLMReader(llm=llm, output=output).read("In what city is the meal policy applied?", context())
+        assert answer.abstained and answer.text == ""
+    llm = FakeLLM([reply("no", [2])], structured=True)
+    assert LLMReader(llm=llm).read("Meals are capped. Is alcohol reimbursed?", context()).text == "no"
+
+
 def test_an_abstention_in_json_is_an_abstention() -> None:
     """Planted fault: taking the abstention text as an answer."""
     llm = FakeLLM([reply("I don't know", [1])], structured=True)

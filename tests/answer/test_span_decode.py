@@ -5,9 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ragline.answer.questions import fits_asked_type, offered_options
+from ragline.answer.questions import answer_kind, fits_asked_type, is_polar, offered_options
 from ragline.answer.span_decode import Window, best_threshold, decode, option_best, window_best
-from ragline.answer.span_reader import is_polar
 
 # Pieces: [CLS] q q [SEP] p0 p1 p2 p3 [SEP]; passage pieces cover characters 0-3, 4-7, 8-11, 12-15.
 OFFSETS = [None, None, None, None, (0, 3), (4, 7), (8, 11), (12, 15), None]
@@ -118,6 +117,12 @@ def test_polar_questions():
     assert not is_polar("Which is older, the mosque or the church?")
     assert not is_polar("Was the film directed by Tim Burton or Ed Wood?")
     assert not is_polar("What is the capital of France?")
+    # the question is the last sentence (planted fault checked: reading only the first word misses it)
+    assert is_polar("The director Armando Iannucci has an OBE. Does the director Puneet Sira also have one?")
+    assert (
+        answer_kind("The director Armando Iannucci has an OBE. Does the director Puneet Sira also have one?") == "yesno"
+    )
+    assert answer_kind("Was the film directed by Tim Burton or Ed Wood?") != "yesno"  # it asks for a name
 
 
 @pytest.mark.parametrize(

@@ -42,7 +42,7 @@ from ragline.answer.citations import (
     supporting_sentence,
 )
 from ragline.answer.context import Context
-from ragline.answer.questions import FULL, SHORT, YESNO, is_procedure
+from ragline.answer.questions import FULL, SHORT, YESNO, is_polar, is_procedure
 from ragline.answer.spans import DURATION, MONEY, NUMBER, PERCENT, candidate_spans
 from ragline.models.llm import Message
 from ragline.models.llm.json_schema import JSONReplyError, parse_reply
@@ -96,6 +96,12 @@ def is_abstention(reply: str) -> bool:
     return bool(_ABSTAIN.match(text))
 
 
+def answers_no_question(text: str, question: str) -> bool:
+    """A bare "yes" or "no" to a question that asks for something else ("... located in what city?"): a small
+    model's habit, and no answer (the reader abstains, so a caller can ask again or decline)."""
+    return bool(question) and text.strip().strip(".!").lower() in ("yes", "no") and not is_polar(question)
+
+
 def answer_from_response(reply: str, context: Context, reader: str = "llm", question: str = "") -> Answer:
     """The ``Answer`` of an LLM reply: abstention detected, markers mapped to sources and stripped,
     each citation checked for support. ``details`` keeps the raw reply and any unknown numbers."""
@@ -106,7 +112,7 @@ def answer_from_response(reply: str, context: Context, reader: str = "llm", ques
     text = _ANSWER_PREFIX.sub("", strip_citations(reply))
     if parsed.unknown:
         details["unknown_citations"] = parsed.unknown
-    if not text:
+    if not text or answers_no_question(text, question):
         return Answer("", True, [], reader, details)
     citations = check_support(text, parsed.citations, question)
     cut = ends_at_cut(text, context)
@@ -187,7 +193,7 @@ def answer_from_json(
     details: dict[str, Any] = {"raw": json.dumps(dict(value), ensure_ascii=False), "kind": kind}
     numbers = list(dict.fromkeys([*value.get("sources", ()), *cited_numbers(raw)]))
     text = _ANSWER_PREFIX.sub("", strip_citations(raw)).strip()
-    if is_abstention(text) or not text:
+    if is_abstention(text) or not text or answers_no_question(text, question):
         return Answer("", True, [], reader, details)
     details["model_sources"] = numbers
     unknown = [n for n in numbers if context.source(n) is None]

@@ -35,6 +35,7 @@ from ragline.answer.spans import (
 from ragline.answer.support import LITERAL, QUESTION_WORDS, asked_text, literal_key, question_names
 from ragline.text.analyzer import Analyzer
 from ragline.text.normalize import normalize_answer
+from ragline.text.sentences import sentence_texts
 
 _QUANTITY = {MONEY: 1.0, PERCENT: 1.0, NUMBER: 0.9, DURATION: 0.9}
 _MONEYISH = {MONEY: 1.0, PERCENT: 0.8, NUMBER: 0.5}
@@ -238,8 +239,7 @@ def answer_kind(question: str) -> str:
     """What an answer to ``question`` looks like: ``yesno`` (it starts with an auxiliary verb: "Are X and Y
     both ...?"), ``short`` (a factoid: its first answer-type rule expects a name, number, date, code or the
     like, not a phrase) or ``full`` (a cause, a procedure, anything else: a sentence)."""
-    words = WORD.findall(question.lower())
-    if words and words[0] in _AUX:
+    if is_polar(question):
         return YESNO
     lowered = question.lower()
     if is_procedure(lowered):
@@ -248,6 +248,21 @@ def answer_kind(question: str) -> str:
     if types is None or max(types, key=types.__getitem__) == PHRASE:
         return FULL
     return SHORT
+
+
+_POLAR = re.compile(
+    r"^\s*(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|shall|may|might|must)\b",
+    re.IGNORECASE,
+)
+_OPTIONS = re.compile(r"\bor\b", re.IGNORECASE)
+
+
+def is_polar(question: str) -> bool:
+    """A yes/no question: its last sentence (the question itself: "X has an OBE. Does Y also have one?") opens
+    with an auxiliary verb and offers no alternatives ("Was it directed by A or B?" asks for a name)."""
+    sentences = sentence_texts(question.strip())
+    asked = sentences[-1] if sentences else question
+    return bool(_POLAR.match(asked)) and not _OPTIONS.search(asked)
 
 
 def is_procedure(question: str) -> bool:

@@ -28,14 +28,13 @@ reader answers with the option whose occurrence in the sources the model scores 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ragline.answer.context import Context
-from ragline.answer.questions import fits_asked_type, offered_options
+from ragline.answer.questions import fits_asked_type, is_polar, offered_options
 from ragline.answer.span_decode import SELECTIONS, Window, decode, option_best
 from ragline.answer.support import answers_question
 from ragline.errors import ConfigError, ModelError
@@ -45,15 +44,6 @@ DEFAULT_MAX_LENGTH = 256
 DEFAULT_STRIDE = 64
 DEFAULT_MAX_TOKENS = 30
 SETTINGS_FILE = "span.json"  # what the trainer calibrated: threshold, window settings
-_POLAR = re.compile(
-    r"^\s*(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|shall|may|might|must)\b",
-    re.IGNORECASE,
-)
-
-
-def is_polar(question: str) -> bool:
-    """A yes/no question: opened by an auxiliary verb and offering no alternatives ("... or ...")."""
-    return bool(_POLAR.match(question)) and not re.search(r"\bor\b", question, re.IGNORECASE)
 
 
 @dataclass(slots=True)
