@@ -80,14 +80,18 @@ def test_answers_are_not_abstentions(reply: str) -> None:
 
 
 def test_reply_becomes_an_answer_with_checked_citations() -> None:
+    """The answer cites the sources that state it; the model's other numbers are kept aside. Planted fault
+    checked: without ``supported_only`` the bulletin, which does not state $70, is cited too."""
     answer = answer_from_response("Answer: The cap is $70 per person [1][2][5].", context(), reader="llm:test")
     assert not answer.abstained and answer.reader == "llm:test"
     assert answer.text == "The cap is $70 per person."
     assert [(c.n, c.doc_id, c.chunk_id, c.supported) for c in answer.citations] == [
         (1, "policy-meals", "meals#2", True),
-        (2, "bulletin", "bulletin#1", False),
     ]
+    assert answer.details["unsupported_sources"] == [2]
     assert answer.details["unknown_citations"] == [5]
+    unsupported = answer_from_response("The cap is $90 [2].", context())  # none supports: the model's own shown
+    assert [(c.n, c.supported) for c in unsupported.citations] == [(2, False)]
 
 
 def test_an_empty_reply_is_an_abstention() -> None:

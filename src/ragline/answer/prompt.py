@@ -126,7 +126,7 @@ def answer_from_response(reply: str, context: Context, reader: str = "llm", ques
         citations = list({c.n: c for c, _, _ in found}.values())
         details["attributed"] = bool(citations)
         details["attribution"] = [{"answer": a, "source": c.n, "sentence": sentence} for c, a, sentence in found]
-    return Answer(text, False, citations, reader, details)
+    return Answer(text, False, supported_only(citations, details), reader, details)
 
 
 # --- constrained (JSON) reading -------------------------------------------------------------------
@@ -218,7 +218,18 @@ def answer_from_json(
         text = with_unit(text, details["sentence"])
     elif any(c.supported for c in citations) and not is_procedure(question):
         text, citations = first_supported_sentences(text, citations, question, details)
-    return Answer(text, False, citations, reader, details)
+    return Answer(text, False, supported_only(citations, details), reader, details)
+
+
+def supported_only(citations: list[Citation], details: dict[str, Any]) -> list[Citation]:
+    """The citations a source supports, when there is one (the model also names sources that do not state the
+    answer: all five for "$60"); their numbers stay in ``details["unsupported_sources"]``. All of them when none
+    is supported, so the answer shows what the model relied on, each marked unsupported."""
+    kept = [c for c in citations if c.supported]
+    if kept and len(kept) < len(citations):
+        details["unsupported_sources"] = [c.n for c in citations if not c.supported]
+        return kept
+    return citations
 
 
 def first_supported_sentences(
