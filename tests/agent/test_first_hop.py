@@ -12,6 +12,7 @@ from ragline.config import load_config
 from ragline.errors import ConfigError
 from ragline.eval.answers import grade_question
 from ragline.index.filters import acl_filter
+from ragline.types import Answer
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -57,3 +58,28 @@ def test_the_shipped_agent_config_answers_orrin_multihop_across_hops(world) -> N
     outcomes = [grade_question(q, *reader.answer(q.text, acl_filter(q.user_groups))).outcome
                 for q in corpus.questions_of_type("multihop")]  # fmt: skip
     assert outcomes.count("correct") >= 11, outcomes
+
+
+def test_read_as_question_asks_the_reader_the_whole_question_first(world) -> None:
+    """An LLM reads the whole question with all its conditions; the rule reader needs the clause with the bridge.
+    Planted fault checked: ignoring ``read_as`` asks the sub-question first in both."""
+    corpus, index = world
+    q = corpus.questions_of_type("multihop")[0]
+    asked: dict[str, list[str]] = {}
+    for read_as in ("question", "subquestion"):
+        agent = MultiHopAgent(index, AgentSettings(ladder=("bm25",), read_as=read_as))
+        asked[read_as] = []
+
+        class Recorder:  # abstains, so the agent asks every question it would ask
+            name = "recorder"
+
+            def read(self, question: str, context: object, calls: list[str] = asked[read_as]) -> Answer:
+                calls.append(question)
+                return Answer("", True, [], "recorder")
+
+        agent.reader = Recorder()
+        agent.answer(q.text, acl_filter(q.user_groups))
+    assert asked["question"][0] == q.text and q.text in asked["subquestion"][1:]
+    assert sorted(asked["question"]) == sorted(asked["subquestion"])  # the same questions, in another order
+    with pytest.raises(ConfigError, match="read_as must be one of subquestion, question"):
+        AgentSettings.from_params({"read_as": "clause"})

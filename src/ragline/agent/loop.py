@@ -15,7 +15,8 @@ and seconds bound every question; hitting one stops the loop with that reason. `
 question that does not decompose take further hops: the next query is the question plus the bridge
 read so far.
 ``first_hop=question`` asks hop 1 the whole question instead of the first sub-question (later hops
-are then interleaved; the reader is first asked the last sub-question with the bridge filled in).
+are then interleaved; the reader is first asked the last sub-question with the bridge filled in, or with
+``read_as=question`` the whole question, which suits an LLM reader: ``pipelines/agent-llm.toml``).
 ``title_links=true`` makes every later hop first follow links: the titles of other documents
 that the previous hop's passages name (``decompose.TitleLinks``), one new passage per title, the
 title as its query; the hop's sub-question fills the rest of its ``hop_k``.
@@ -236,12 +237,14 @@ class MultiHopAgent:
         if not stop:
             stop = "every sub-question was retrieved"
         pooled = _renumber(per_hop)
-        asks = [asked, question]
+        sub_asks = [asked]
         if clauses and bridges:
             # The last clause with the bridge the hops found: the answer sentence names the bridge, seldom
             # the entity the whole question starts from, so the support check rejects the whole question.
             bridged = bridges[min(len(clauses) - 2, len(bridges) - 1)]
-            asks.insert(0, clauses[-1].text.replace(BRIDGE, bridged).strip())
+            sub_asks.insert(0, clauses[-1].text.replace(BRIDGE, bridged).strip())
+        # An LLM reads the whole question with all its conditions; a rule-decomposed clause can be mangled.
+        asks = [*sub_asks, question] if s.read_as == "subquestion" else [question, *sub_asks]
         for read_as in dict.fromkeys(asks):
             context = build_context(_by_grade(pooled, self.grader.grade(read_as, pooled)), s.budget)
             answer = self.reader.read(read_as, context)

@@ -16,6 +16,7 @@ POLICIES = ("read", "abstain")
 # "Agent"); lower values let through more wrong ones.
 HOP_COVERAGE = MIN_COVERAGE
 FIRST_HOPS = ("subquestion", "question")
+READ_AS = ("subquestion", "question")
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,7 @@ class AgentSettings:
     grader: str = "lexical"
     decomposer: str = "rules"  # rules | llm
     first_hop: str = "subquestion"  # subquestion: hop 1 asks the decomposer's first clause; question: the whole
+    read_as: str = "subquestion"  # the reader is asked the last sub-question (bridge filled in) first, or the question
     interleave: bool = True  # bridge further hops from what was read when the question does not decompose
     title_links: bool = True  # an interleaved hop first looks up the documents whose titles the last hop named
     hop_check: bool = True  # a decomposed hop's bridge must be supported by its sentence, else escalate / abstain
@@ -55,6 +57,8 @@ class AgentSettings:
             raise ConfigError(f"agent: unsupported_bridge must be abstain or question, not {self.unsupported_bridge!r}")
         if self.first_hop not in FIRST_HOPS:
             raise ConfigError(f"agent: first_hop must be one of {', '.join(FIRST_HOPS)}, not {self.first_hop!r}")
+        if self.read_as not in READ_AS:
+            raise ConfigError(f"agent: read_as must be one of {', '.join(READ_AS)}, not {self.read_as!r}")
         for name in ("max_hops", "budget_passages", "depth", "max_retrievals"):
             if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
                 raise ConfigError(f"agent: {name} must be a whole number >= 1, got {getattr(self, name)!r}")
