@@ -66,6 +66,12 @@ def test_beir_qrels_round_trip(tmp_path_factory: pytest.TempPathFactory, qrels: 
     assert read_beir_qrels(folder / "qrels.tsv") == qrels
 
 
+def test_a_query_named_like_the_header_is_data(tmp_path: Path) -> None:
+    """Found by the round trip above: the first line was skipped whenever its query id was "query-id"."""
+    write_beir_qrels({"query-id": {"0": 0}}, tmp_path / "qrels.tsv")
+    assert read_beir_qrels(tmp_path / "qrels.tsv") == {"query-id": {"0": 0}}
+
+
 def test_files_are_read_the_same_by_pytrec_eval(tmp_path: Path) -> None:
     pytrec_eval = pytest.importorskip("pytrec_eval")
     qrels = {"q1": {"a": 2, "b": 0}, "q2": {"z": 1}}

@@ -100,10 +100,10 @@ def write_qrels(qrels: QrelsLike, path: PathLike) -> None:
 def read_beir_qrels(path: PathLike) -> Qrels:
     """Read a BEIR qrels TSV (header line ``query-id corpus-id score``, tab-separated)."""
     qrels: Qrels = {}
-    for where, line in _numbered_lines(path):
+    for number, (where, line) in enumerate(_numbered_lines(path)):
         fields = line.split("\t")
-        if not qrels and fields[0] == "query-id":  # the header; BEIR always writes one
-            continue
+        if number == 0 and fields == BEIR_HEADER.split("\t"):  # the header; BEIR always writes one
+            continue  # (a query named "query-id" is data: its score is a number)
         query_id, doc_id, score = _columns(fields, BEIR_HEADER.replace("\t", " "), where)
         _add(qrels, query_id, doc_id, _integer(score, "score", where), where)
     return qrels
