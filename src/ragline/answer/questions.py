@@ -236,8 +236,9 @@ _PROCEDURE = re.compile(r"^\s*how (?:do|can|should|would|to)\b")
 
 
 def answer_kind(question: str) -> str:
-    """What an answer to ``question`` looks like: ``yesno`` (``is_polar``: "Are X and Y both ...?"), ``short`` (a factoid: its first answer-type rule expects a name, number, date, code or the
-    like, not a phrase) or ``full`` (a cause, a procedure, anything else: a sentence)."""
+    """What an answer to ``question`` looks like: ``yesno`` (``is_polar``: "Are X and Y both ...?"), ``short``
+    (a factoid: its first answer-type rule expects a name, number, date, code or the like, not a phrase) or
+    ``full`` (a cause, a procedure, anything else: a sentence)."""
     if is_polar(question):
         return YESNO
     lowered = question.lower()
