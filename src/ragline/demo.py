@@ -21,6 +21,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ragline.answer.pipeline import RAGPipeline, build_reader
+from ragline.answer.prompt import supported_only
 from ragline.corpora.builtin import orrin_index
 from ragline.eval import chunking
 from ragline.eval.answers import grade_question, grade_reason, match_for
@@ -105,8 +106,7 @@ def said_with_citations(answer: Answer) -> str:
     sources, which the support check rejected: they are shown only when none is supported."""
     if answer.abstained:
         return "(abstains)"
-    shown = [c for c in answer.citations if c.supported] or answer.citations
-    return answer.text + "".join(f" [{c.n}]" for c in shown)
+    return answer.text + "".join(f" [{c.n}]" for c in supported_only(list(answer.citations)))
 
 
 def _default_pipeline(console: Console, index):  # type: ignore[no-untyped-def]

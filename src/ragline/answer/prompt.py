@@ -221,13 +221,14 @@ def answer_from_json(
     return Answer(text, False, supported_only(citations, details), reader, details)
 
 
-def supported_only(citations: list[Citation], details: dict[str, Any]) -> list[Citation]:
+def supported_only(citations: list[Citation], details: dict[str, Any] | None = None) -> list[Citation]:
     """The citations a source supports, when there is one (the model also names sources that do not state the
     answer: all five for "$60"); their numbers stay in ``details["unsupported_sources"]``. All of them when none
     is supported, so the answer shows what the model relied on, each marked unsupported."""
     kept = [c for c in citations if c.supported]
     if kept and len(kept) < len(citations):
-        details["unsupported_sources"] = [c.n for c in citations if not c.supported]
+        if details is not None:
+            details["unsupported_sources"] = [c.n for c in citations if not c.supported]
         return kept
     return citations
 

@@ -250,10 +250,7 @@ def answer_kind(question: str) -> str:
     return SHORT
 
 
-_POLAR = re.compile(
-    r"^\s*(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|shall|may|might|must)\b",
-    re.IGNORECASE,
-)
+_POLAR = re.compile(rf"^\s*(?:{'|'.join(sorted(_AUX | {'shall'}))})\b", re.IGNORECASE)  # an auxiliary opens it
 _OPTIONS = re.compile(r"\bor\b", re.IGNORECASE)
 
 
