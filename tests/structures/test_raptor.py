@@ -220,24 +220,50 @@ def test_builders_by_name() -> None:
         build_structure(Index.create(None, IndexSettings()), "forest", {})
 
 
-def test_llm_summaries_are_counted_scoped_and_never_mix_acls(tmp_path: Path) -> None:
-    """summarizer=llm: one call per summary node, its cost recorded, each prompt built from one ACL partition only.
+def _facts(messages: list[dict[str, str]]) -> list[str]:
+    return [line[2:] for line in messages[-1]["content"].splitlines() if line.startswith("- ")]
 
-    Planted fault checked: building one tree over all chunks (no ACL partitions) fails the last assertion."""
+
+def test_llm_summaries_are_checked_counted_scoped_and_never_mix_acls(tmp_path: Path) -> None:
+    """summarizer=llm: the model rewrites a cluster's central sentences; a sentence of its reply stays only when
+    they state it (with the chunk that does), the cost counts the model's calls (not the reply cache's), and each
+    request is built from one ACL partition only.
+
+    Planted faults checked: keeping the reply unchecked fails the invented-sentence assertion; building one tree
+    over all chunks (no ACL partitions) fails the last assertion."""
+    import re
+
     from llm_fakes import FakeLLM
     from ragline.models.llm import CachedLLM
     from ragline.models.llm.cache import LLMResponseCache
 
     index = make_index(corpus(random.Random(6), n=24))
-    fake = FakeLLM(lambda messages, *rest: f"Summary {len(fake.calls)}.")
+    invented = "The moon is made of cheese."
+    fake = FakeLLM(lambda messages, *rest: f"{_facts(messages)[0]} {invented}")
     llm = CachedLLM(fake, LLMResponseCache(tmp_path / "llm.sqlite"))
     tree = build_tree(index, RaptorParams(summarizer="llm", max_children=4), llm=llm)
     summaries = [n for n in tree.nodes if n.level > 0]
-    assert summaries and tree.cost["llm_calls"] == len(summaries) == len(fake.calls) and tree.cost["tokens"] > 0
-    assert all(n.text.startswith("Summary ") and not n.quoted for n in summaries)
-    marker = {d.id: d.text for d in index.documents()}
+    assert summaries and 0 < tree.cost["llm_calls"] == len(fake.calls) <= len(summaries) and tree.cost["tokens"] > 0
+    for node in summaries:
+        assert invented not in node.text and len(node.quoted) == 1 and node.text == node.quoted[0][0]
+        sentence, chunk_id = node.quoted[0]
+        assert chunk_id in node.sources and sentence in index.get(chunk_id).text
+    again = build_tree(index, RaptorParams(summarizer="llm", max_children=4), llm=llm)
+    assert again.cost["llm_calls"] == again.cost["tokens"] == 0  # every reply from the cache
     acl = {d.id: tuple(d.metadata["acl"]) for d in index.documents()}
     for messages in fake.calls:
-        prompt = messages[-1]["content"]
-        used = {acl[i] for i, text in marker.items() if " ".join(text.split()[:200]) in prompt}
-        assert len(used) <= 1
+        used = {acl[f"d{n}"] for n in re.findall(r"note(\d+)", messages[-1]["content"])}
+        assert len(used) == 1
+
+
+def test_an_llm_summary_its_sources_do_not_state_is_the_extractive_one(public_index: Index, tmp_path: Path) -> None:
+    """A reply with no sentence its evidence states leaves the central sentences (the extractive summary)."""
+    from llm_fakes import FakeLLM
+    from ragline.models.llm import CachedLLM
+    from ragline.models.llm.cache import LLMResponseCache
+
+    fake = FakeLLM(lambda *args: "Everything here is about the weather on the moon.")
+    llm = CachedLLM(fake, LLMResponseCache(tmp_path / "llm.sqlite"))
+    written = build_tree(public_index, RaptorParams(summarizer="llm", max_children=6), llm=llm)
+    extractive = build_tree(public_index, RaptorParams(max_children=6))
+    assert fake.calls and [n.quoted for n in written.nodes] == [n.quoted for n in extractive.nodes]

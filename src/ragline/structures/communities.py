@@ -11,7 +11,7 @@ re-partitions only the components its entities and relations belong to.
 **Reports**: per community and per ACL of its chunks, the sentences that name the most of its entities,
 headed by those entities (extractive); or, with a writer (``reporter=llm``, ``graph.py``), the configured LLM's
 report written from those sentences alone, each of its sentences kept only when every term of it is in them and
-cited to the one that shares the most (:func:`attribute_report`), the extractive report when none is.
+cited to the one that shares the most (``ragline.structures.written``), the extractive report when none is.
 A report is derived text, built **per ACL**: it carries the
 intersection of its sources' groups (:func:`~ragline.structures.graph.derived_acl`) and the chunk id behind
 each sentence. Its id is content-addressed (level and member keys), and it is rebuilt only when its
@@ -23,17 +23,17 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ragline.errors import ConfigError
-from ragline.text.analyzer import get_analyzer
 from ragline.text.sentences import split_sentences
 from ragline.types import Document
 
 if TYPE_CHECKING:
     from ragline.structures.graph import EntityGraph
+    from ragline.structures.written import LLMWriter
 
 Partition = list[list[list[str]]]  # level -> community -> entity keys
 
@@ -170,33 +170,12 @@ def communities(
     return out, kept, runs
 
 
-# (title, evidence sentences, the report's ACL) -> the report's text: an LLM's, for ``reporter=llm``
-ReportWriter = Callable[[str, list[str], "list[str] | None"], str]
-
-
-def attribute_report(text: str, sentences: list[str], sources: list[str]) -> tuple[list[str], list[str]]:
-    """The sentences of a written report that its evidence ``sentences`` state, each with the chunk (``sources``,
-    one per evidence sentence) of the evidence sentence sharing the most of its terms: a sentence with a term
-    that no evidence sentence has is dropped (it was not read in the sources), and so is a repeated one."""
-    analyzer = get_analyzer("english")
-    evidence = [set(analyzer(s)) for s in sentences]
-    known = set().union(*evidence)
-    kept, cited = [], []
-    for a, b in split_sentences(text):
-        sentence, terms = " ".join(text[a:b].split()), set(analyzer(text[a:b]))
-        if terms and terms <= known and sentence not in kept:  # a small model repeats itself
-            best = max(range(len(evidence)), key=lambda i: (len(terms & evidence[i]), -i))
-            kept.append(sentence)
-            cited.append(sources[best])
-    return kept, cited
-
-
 def reports(
     graph: EntityGraph,
     docs: Sequence[Document],
     per_report: int = 6,
     previous: Sequence[Report] = (),
-    write: ReportWriter | None = None,
+    write: LLMWriter | None = None,
 ) -> tuple[list[Report], int]:
     """Reports per community and ACL, extractive or by ``write``; those whose digest ``previous`` holds are kept.
     Also: how many were built."""
@@ -241,8 +220,7 @@ def reports(
                 texts = [sentence_texts[c][s] for _, c, s, _ in chosen]
                 chunk_ids = [graph.chunk_ids[c] for _, c, _, _ in chosen]
                 if write is not None:
-                    written = attribute_report(write(title, texts, acl), texts, chunk_ids)
-                    texts, chunk_ids = written if written[0] else (texts, chunk_ids)
+                    texts, chunk_ids = write.grounded(title, texts, chunk_ids, acl)
                 suffix = "" if acl_key is None else f"@{'+'.join(acl_key) or '-'}"
                 out.append(Report(name + suffix, level, number, title, texts, chunk_ids, acl, digest))
     return out, built

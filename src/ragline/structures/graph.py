@@ -44,10 +44,11 @@ import numpy as np
 
 from ragline.errors import ConfigError, IndexDirectoryError
 from ragline.fsutil import fsync_directory, fsync_file
-from ragline.structures.base import live_sources, register_builder, staleness
+from ragline.structures.base import Cost, live_sources, register_builder, staleness
 from ragline.structures.communities import Partition, Report, communities, reports
 from ragline.structures.communities import derived_acl as derived_acl  # re-exported: where callers look for it
 from ragline.structures.entities import Extraction, entity_key, make_extractor
+from ragline.structures.written import REPORT, LLMWriter
 from ragline.types import Document
 
 FORMAT = 1
@@ -83,33 +84,6 @@ class EntityGraph:
 
 
 REPORTERS = ("extractive", "llm")
-_REPORT_PROMPT = (
-    "{title}\n\nFacts:\n{facts}\n\nWrite a short report (at most 4 sentences) on what these facts say about them."
-    " Use only the facts above; keep names, codes and numbers as they are written."
-)
-
-
-def _llm_writer(llm: Any, cost: dict[str, int]) -> Any:
-    """A community report writer over the configured LLM (cached; each request scoped to the report's ACL)."""
-    from ragline.models.llm import CachedLLM, shared_llm
-    from ragline.models.llm.cache import acl_scope
-
-    model = CachedLLM.wrap(llm if llm is not None else shared_llm(None))
-
-    def write(title: str, sentences: list[str], acl: list[str] | None) -> str:
-        facts = "\n".join(f"- {s}" for s in sentences)
-        messages = [
-            {"role": "system", "content": "You write short, faithful reports from the facts you are given."},
-            {"role": "user", "content": _REPORT_PROMPT.format(title=title, facts=facts)},
-        ]
-        misses = model.misses
-        reply = model.chat(messages, max_tokens=160, scope=acl_scope([acl]))
-        if model.misses > misses:  # the model was asked (not the reply cache): the cost table counts it
-            cost["llm_calls"] += 1
-            cost["tokens"] += sum(model.count_tokens(m["content"]) for m in messages) + model.count_tokens(reply)
-        return str(reply)
-
-    return write
 
 
 def _extraction_record(extraction: Extraction) -> dict[str, Any]:
@@ -131,8 +105,8 @@ def build_graph(
     if reporter not in REPORTERS:
         raise ConfigError(f"graph reporter={reporter!r}; choose one of {', '.join(REPORTERS)}")
     ex = make_extractor(extractor, llm=llm)
-    report_cost = {"llm_calls": 0, "tokens": 0}
-    write = _llm_writer(llm, report_cost) if reporter == "llm" else None
+    report_cost = Cost()
+    write = LLMWriter(llm, report_cost, REPORT) if reporter == "llm" else None
     cache = previous.extractions if previous is not None else {}
     graph = EntityGraph()
     surface: dict[str, Counter[str]] = defaultdict(Counter)
@@ -180,9 +154,9 @@ def build_graph(
     graph.rebuilt = {"components": len(graph.partitions), "components_partitioned": runs, "reports_built": built}
     # the model calls of the extractor (uncached) and of the reports, and their estimated tokens (0 without an LLM)
     graph.rebuilt.update(
-        llm_calls=getattr(ex, "calls", 0) + report_cost["llm_calls"],
-        tokens=getattr(ex, "tokens", 0) + report_cost["tokens"],
-        report_llm_calls=report_cost["llm_calls"],
+        llm_calls=getattr(ex, "calls", 0) + report_cost.llm_calls,
+        tokens=getattr(ex, "tokens", 0) + report_cost.tokens,
+        report_llm_calls=report_cost.llm_calls,
         fallbacks=getattr(ex, "fallbacks", 0),
     )
     return graph

@@ -6,8 +6,9 @@ soft membership (a node joins every cluster whose posterior is at least ``thresh
 larger than ``max_children`` is clustered again inside; write a summary per cluster, embed it, and
 recurse on the summaries until one node is left. The default summary is extractive and needs no LLM:
 the cluster's most central sentences (closest to the mean of its members' vectors), each one
-remembered with the chunk it was quoted from; ``summarizer=llm`` asks the configured LLM instead
-(cached, scoped by the sources' ACLs).
+remembered with the chunk it was quoted from; ``summarizer=llm`` asks the configured LLM to rewrite
+those sentences (cached, scoped by the sources' ACLs) and keeps each sentence of its reply that they
+state, with the chunk that states it (``ragline.structures.written``, as for community reports).
 
 Permissions: chunks are partitioned by their ACL before clustering (one tree per ACL, so a public
 chunk is never summarized together with an HR-only one), and at query time a node is a candidate
@@ -17,7 +18,7 @@ before the top k: nobody reads a summary of text they may not read.
 Retrieval (``raptor`` retriever): ``mode=collapsed`` ranks every node of every level by cosine to
 the query in one list; ``mode=traversal`` descends from the roots, keeping the ``beam`` best children
 at each level. A retriever returns chunk ids, so a summary node stands for the chunks it quotes
-(extractive) or was written from (LLM), nearest to the query first: the reader reads those chunks,
+(or that state the LLM's sentences), nearest to the query first: the reader reads those chunks,
 and citations, ACLs and evaluation stay the same as for every retriever.
 
 Freshness: the tree is stored beside the index (``structures/raptor``). Brought up to date, an ACL
@@ -46,8 +47,8 @@ from ragline.structures.raptor_tree import MODES, NAME, RaptorParams, RaptorTree
 
 __all__ = ["RaptorRetriever", "build_raptor"]
 
-# what a summary node hands on: the chunks its summary quotes (an LLM summary quotes none: all its sources), or
-# every chunk below it, the quoted ones first
+# what a summary node hands on: the chunks its summary quotes (or that state its LLM sentences), or every chunk
+# below it, the quoted ones first
 EXPANSIONS = ("quoted", "sources")
 
 

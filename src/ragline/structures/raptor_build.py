@@ -17,6 +17,7 @@ import numpy as np
 from ragline.index.segment import FIELD_TEXT
 from ragline.structures.base import Cost, live_sources
 from ragline.structures.raptor_tree import Node, RaptorParams, RaptorTree
+from ragline.structures.written import SUMMARY, LLMWriter
 from ragline.text.sentences import sentence_texts
 
 
@@ -29,6 +30,7 @@ class _Builder:
         self.vectors: list[np.ndarray] = []
         self.removed: set[int] = set()  # leaves of a previous tree whose chunk is gone or changed
         self.current_sources: dict[str, str] = {}
+        self.writer: LLMWriter | None = None  # summarizer=llm, made on first use
 
     # vectors ---------------------------------------------------------------------------------------
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -107,11 +109,8 @@ class _Builder:
         sources = list(dict.fromkeys(s for node in nodes for s in node.sources))
         centroid = np.mean([self.vectors[i] for i in members], axis=0)
         centroid /= np.linalg.norm(centroid) or 1.0
-        if self.params.summarizer == "llm":
-            text, quoted = self.llm_summary(nodes), []
-        else:
-            quoted = self.central_sentences(nodes, centroid)
-            text = " ".join(sentence for sentence, _ in quoted)
+        quoted = self.summary(nodes, centroid, acl)
+        text = " ".join(sentence for sentence, _ in quoted)
         node = Node(f"raptor:{level}:{len(self.nodes)}", level, acl, text, list(members), sources, quoted)
         vector = self.embed([text])[0] if text else centroid
         return self.add(node, vector)
@@ -141,24 +140,19 @@ class _Builder:
         keep = sorted(np.argsort(-scores, kind="stable")[: self.params.sentences].tolist())
         return [unique[i] for i in keep]
 
-    def llm_summary(self, nodes: list[Node]) -> str:
-        from ragline.models.llm import CachedLLM, shared_llm
-        from ragline.models.llm.cache import acl_scope
+    def summary(self, nodes: list[Node], centroid: np.ndarray, acl: str) -> list[tuple[str, str]]:
+        """A summary's sentences, each with the chunk that states it: the central ones, or the LLM's from them."""
+        quoted = self.central_sentences(nodes, centroid)
+        return self.llm_summary(quoted, acl) if self.params.summarizer == "llm" and quoted else quoted
 
-        if self.llm is None:
-            self.llm = shared_llm(None)
-        llm = CachedLLM.wrap(self.llm)
-        texts = [self.chunk_text(n.id) if n.level == 0 else n.text for n in nodes]
-        passages = "\n\n".join(f"[{i + 1}] {' '.join(t.split()[:200])}" for i, t in enumerate(texts))
-        messages = [
-            {"role": "system", "content": "You summarize documents faithfully, keeping names, codes and numbers."},
-            {"role": "user", "content": f"Summarize what these passages say, in at most 5 sentences.\n\n{passages}"},
-        ]
-        scope = acl_scope(json.loads(n.acl) for n in nodes)
-        reply = llm.chat(messages, max_tokens=160, scope=scope)
-        self.cost.llm_calls += 1
-        self.cost.tokens += sum(llm.count_tokens(m["content"]) for m in messages) + llm.count_tokens(reply)
-        return reply.strip()
+    def llm_summary(self, quoted: list[tuple[str, str]], acl: str) -> list[tuple[str, str]]:
+        """The configured LLM's summary of the central sentences, each of its sentences with the chunk that states
+        it (the central sentences themselves when the model states nothing they do)."""
+        if self.writer is None:
+            self.writer = LLMWriter(self.llm, self.cost, SUMMARY)
+        sentences, sources = [s for s, _ in quoted], [c for _, c in quoted]
+        kept, cited = self.writer.grounded("Passages on one topic", sentences, sources, json.loads(acl))
+        return list(zip(kept, cited, strict=True))
 
     # one ACL partition -----------------------------------------------------------------------------
     def grow(self, current: list[int], acl: str) -> None:
@@ -246,11 +240,8 @@ class _Builder:
         children = [self.nodes[c] for c in members]
         node.sources = list(dict.fromkeys(s for child in children for s in child.sources))
         centroid = self._centroid(i)
-        if self.params.summarizer == "llm":
-            node.text, node.quoted = self.llm_summary(children), []
-        else:
-            node.quoted = self.central_sentences(children, centroid)
-            node.text = " ".join(s for s, _ in node.quoted)
+        node.quoted = self.summary(children, centroid, node.acl)
+        node.text = " ".join(s for s, _ in node.quoted)
         self.vectors[i] = (self.embed([node.text])[0] if node.text else centroid).astype(np.float32)
 
     def tree(self, sources: dict[str, str]) -> RaptorTree:
