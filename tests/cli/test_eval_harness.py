@@ -180,3 +180,18 @@ def test_types_keep_only_the_judged_queries_of_those_types_in_retrieval(capsys, 
     assert set(read_run(tmp_path / "r.trec")) == {"5ae40c465542996836b02c25"}
     assert main(["eval", str(root), "--types", "nosuchtype"]) == 2
     assert "no judged query" in capsys.readouterr().err
+
+
+def test_a_saved_abstention_says_which_stages_declined_and_why(capsys, tmp_path: Path) -> None:
+    """--save-answers keeps a cascade's reasons: the stages that declined, and why it abstained."""
+    question = {**NQ_QUESTION, "id": "q-declined", "question": "Who founded the company that sells Demon Dice?",
+                "context_ids": ["Demon Dice"], "supporting_ids": ["Demon Dice"]}  # fmt: skip
+    root = hotpot(tmp_path / "declined", [question])
+    answers = tmp_path / "answers.jsonl"
+    reader = "cascade:readers=[extractive:threshold=0],unsupported=decline"
+    argv = ["eval", str(root), "--reader", reader, "--per-question-context", "--save-answers", str(answers)]
+    assert main([*argv, "--output", "json"]) == 0
+    capsys.readouterr()
+    (record,) = saved_answers(answers)
+    assert record["abstained"] and record["declined"] == ["extractive"] and record["stage"] is None
+    assert record["reason"].startswith("every stage declined")

@@ -127,6 +127,9 @@ def missing_context_ids(questions: Iterable[QAQuestion], doc_ids: set[str]) -> d
     return {qid: ids for qid, ids in missing.items() if ids}
 
 
+_WHY = ("stage", "declined", "unsupported", "reason")
+
+
 @dataclass
 class QAResult:
     """One question answered and graded. ``misled``: the answer gives one of the question's planted
@@ -159,7 +162,9 @@ class QAResult:
             "distractor_answers": q.distractor_answers,
             "misled": self.misled,
             "reader": self.answer.reader,
-            **({"stage": self.answer.details["stage"]} if "stage" in self.answer.details else {}),
+            # why a cascade answered with this stage or declined: the stages that declined, the answers it
+            # declined as unsupported, the reason for an abstention
+            **{key: self.answer.details[key] for key in _WHY if key in self.answer.details},
         }
 
 
