@@ -135,7 +135,7 @@ def test_a_changed_document_rebuilds_its_component_and_report_and_keeps_the_othe
 def test_llm_reports_are_asked_per_acl_and_keep_only_what_their_sources_state(tmp_path, monkeypatch):
     """reporter=llm: one request per report, each shown the facts of one ACL only; a written sentence with a term
     no fact has is dropped, the others cite the chunk of the fact sharing the most terms (planted faults: without
-    attribute_report the invented sentence stays; facts grouped across ACLs fail the one-ACL check)."""
+    the check (``written.attribute``) the invented sentence stays; facts grouped across ACLs fail the one-ACL check)."""
     monkeypatch.setenv("RAGLINE_CACHE", str(tmp_path / "cache"))
     acl_of = {d.text[a:b]: tuple(d.metadata["acl"]) for d in DOCS for a, b in split_sentences(d.text)}
 
@@ -146,6 +146,7 @@ def test_llm_reports_are_asked_per_acl_and_keep_only_what_their_sources_state(tm
     fake = FakeLLM(reply)
     graph = build_graph(DOCS, reporter="llm", llm=fake)
     assert graph.rebuilt["report_llm_calls"] == len(fake.calls) > 0  # a request asked twice is answered by the cache
+    assert (graph.rebuilt["llm_reports_kept"], graph.rebuilt["llm_reports_extractive"]) == (len(graph.reports), 0)
     for call in fake.calls:
         facts = [line[2:] for line in call[1]["content"].splitlines() if line.startswith("- ")]
         assert len({acl_of[f] for f in facts}) == 1

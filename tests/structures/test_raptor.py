@@ -244,6 +244,7 @@ def test_llm_summaries_are_checked_counted_scoped_and_never_mix_acls(tmp_path: P
     tree = build_tree(index, RaptorParams(summarizer="llm", max_children=4), llm=llm)
     summaries = [n for n in tree.nodes if n.level > 0]
     assert summaries and 0 < tree.cost["llm_calls"] == len(fake.calls) <= len(summaries) and tree.cost["tokens"] > 0
+    assert (tree.work["llm_summaries_kept"], tree.work["llm_summaries_extractive"]) == (len(summaries), 0)
     for node in summaries:
         assert invented not in node.text and len(node.quoted) == 1 and node.text == node.quoted[0][0]
         sentence, chunk_id = node.quoted[0]
@@ -267,3 +268,4 @@ def test_an_llm_summary_its_sources_do_not_state_is_the_extractive_one(public_in
     written = build_tree(public_index, RaptorParams(summarizer="llm", max_children=6), llm=llm)
     extractive = build_tree(public_index, RaptorParams(max_children=6))
     assert fake.calls and [n.quoted for n in written.nodes] == [n.quoted for n in extractive.nodes]
+    assert written.work["llm_summaries_extractive"] == sum(n.level > 0 for n in written.nodes)

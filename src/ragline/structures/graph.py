@@ -157,6 +157,9 @@ def build_graph(
         llm_calls=getattr(ex, "calls", 0) + report_cost.llm_calls,
         tokens=getattr(ex, "tokens", 0) + report_cost.tokens,
         report_llm_calls=report_cost.llm_calls,
+        # reports with a sentence of the LLM's kept, and those left extractive (none of its sentences stated)
+        llm_reports_kept=write.kept if write is not None else 0,
+        llm_reports_extractive=write.fallbacks if write is not None else 0,
         fallbacks=getattr(ex, "fallbacks", 0),
     )
     return graph

@@ -257,6 +257,8 @@ class _Builder:
             nodes.append(node)
         dim = self.vectors[0].shape[0] if self.vectors else 0
         vectors = np.stack([self.vectors[i] for i in keep]) if keep else np.zeros((0, dim), np.float32)
+        if self.writer is not None:  # how many LLM summaries its sources state (the others are extractive)
+            self.work.update(llm_summaries_kept=self.writer.kept, llm_summaries_extractive=self.writer.fallbacks)
         return RaptorTree(self.params, nodes, vectors.astype(np.float32), sources, self.cost.stop(), dict(self.work))
 
 

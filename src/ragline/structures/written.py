@@ -37,6 +37,7 @@ class LLMWriter:
 
         self.model = CachedLLM.wrap(llm if llm is not None else shared_llm(None))
         self.cost, self.max_tokens = cost, max_tokens
+        self.kept = self.fallbacks = 0  # texts with a written sentence kept; texts left extractive
         self.system = f"You write short, faithful {kind[0]} from the facts you are given."
         self.instruction = kind[1]
 
@@ -63,7 +64,11 @@ class LLMWriter:
     ) -> tuple[list[str], list[str]]:
         """The written sentences its ``evidence`` states and the source of each; the evidence itself when none."""
         kept, cited = attribute(self(title, evidence, acl), evidence, sources)
-        return (kept, cited) if kept else (list(evidence), list(sources))
+        if not kept:
+            self.fallbacks += 1
+            return list(evidence), list(sources)
+        self.kept += 1
+        return kept, cited
 
 
 def attribute(text: str, evidence: list[str], sources: list[str]) -> tuple[list[str], list[str]]:

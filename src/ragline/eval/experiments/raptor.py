@@ -140,6 +140,7 @@ def _cost_row(spec: str, tree: Any) -> dict[str, Any]:
         "llm_calls_per_1000": round(tree.cost["llm_calls"] * per, 1),
         "tokens_per_1000": round(tree.cost["tokens"] * per),
         "bytes_per_1000": round(size * per),
+        **{key: tree.work[key] for key in ("llm_summaries_kept", "llm_summaries_extractive") if key in tree.work},
     }
 
 
