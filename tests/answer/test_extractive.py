@@ -370,6 +370,8 @@ def test_a_question_that_asks_for_several_things_is_answered_by_the_whole_list()
         # a clause cut by a chunk's end, or longer than 20 words, falls back to the minimal phrase
         ("The root cause was a full log partition on the", {"phrase"}, ["full log partition"]),
         ("The root cause was a leak " + "in a pool " * 8 + "today.", {"phrase"}, ["leak"]),
+        # the guard's redaction marker is no text of the source: nothing in it is a candidate
+        ("[removed: instruction-like text] Then run gpg-connect-agent now.", {"ident"}, ["gpg-connect-agent"]),
     ],
 )
 def test_candidate_spans(sentence: str, types: set[str], spans: list[str]) -> None:

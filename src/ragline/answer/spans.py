@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ragline.guard.firewall import REDACTED
 from ragline.text.sentences import split_sentences
 
 # --- answer types ----------------------------------------------------------------------------------
@@ -177,7 +178,9 @@ def candidate_spans(sentence: str, types: Iterable[str]) -> list[Span]:
     if PHRASE in wanted:
         spans.extend(_cue_spans(sentence, _CAUSE_CUE, "cause"))
         spans.extend(_cue_spans(sentence, _AGENT_CUE, "agent"))
-    return [s for s in spans if s.types & wanted]
+    # a guard's redaction marker stands where a source's text was removed: none of it is an answer
+    removed = [(m.start(), m.end()) for m in re.finditer(re.escape(REDACTED), sentence)]
+    return [s for s in spans if s.types & wanted and not any(s.start < b and a < s.end for a, b in removed)]
 
 
 # What stands between two items of a list: a comma, "and" / "or" (after a comma or not), "and finally"; the items'
