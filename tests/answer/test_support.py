@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ragline.answer.citations import check_support, supports
 from ragline.answer.extractive import ExtractiveReader
-from ragline.answer.support import SupportCheck, default_check
+from ragline.answer.support import SupportCheck, default_check, focus_word
 from ragline.eval.calibration import CalibrationExample, calibrate_support
 from ragline.types import Citation, Hit
 
@@ -129,6 +129,21 @@ def test_the_noun_naming_the_answer_type_need_not_be_in_the_sentence() -> None:
     answer = ExtractiveReader().read("In which year was Kelithine founded?", hits)
     assert not answer.abstained and answer.text == "1723"
     assert default_check().check("In which year was Kelithine founded?", "1723", hits[0].text).coverage == 1.0
+
+
+def test_a_generated_answer_need_not_find_the_questions_type_word_in_its_sentence() -> None:
+    """The word after "which"/"what" names the answer's type: an LLM's answer (``supports``) needs it only where the
+    sentence has it; a span picked by rules still needs it, since nothing else says the span is of that type."""
+    numba = "Numba is an open source, NumPy-aware optimizing compiler for Python sponsored by Anaconda, Inc."
+    question = "Which company sponsors Numba?"
+    assert focus_word(question) == "company" and focus_word("In which format are patches sent?") == "format"
+    assert focus_word("What kind of editor is GNU ed?") == "kind" and focus_word("Who wrote jieba?") == ""
+    assert supports("Anaconda, Inc.", numba, question=question, title="numba")
+    assert not default_check().check(question, "Anaconda, Inc.", numba, "numba").supported
+    # the other terms are still needed: a sentence that does not say who sponsors it is no support
+    assert not supports("Anaconda, Inc.", "Numba is used by Anaconda, Inc.", question=question, title="numba")
+    ed = "GNU ed is a line-oriented text editor."
+    assert supports("a line-oriented text editor", ed, question="What kind of editor is GNU ed?", title="ed")
 
 
 def test_a_number_answers_the_value_noun_it_is() -> None:

@@ -15,7 +15,14 @@ column count as its label:
 
 - **Question content terms**: the question analyzed by the project's analyzer (stopwords out,
   Snowball stems), minus the words that say what kind of answer is wanted ("what", "who", "how
-  many", auxiliaries: ``QUESTION_WORDS``).
+  many", auxiliaries: ``QUESTION_WORDS``), and without the phrase naming the answer's type ("in which
+  year").
+- **The answer's type word** (``focus_optional``): the word after an opening "which"/"what" ("Which *company*
+  sponsors Numba?", "What *kind* of editor is ed?") names the answer's type, which the sentence stating the
+  answer seldom repeats ("Numba is ... sponsored by Anaconda, Inc."). A generated answer (an LLM's, which read
+  the question's type word) needs it only where the window has it; a span picked by rules needs it as any
+  other term, since nothing else checks that the span is of that type (on the selection sets, each span the
+  relaxed check let through was of another type: "GNU" for "Which program ...?").
 - **Inflections are one word**: "leads", "led" and "leader" cover one another. The stemmer joins
   regular forms ("leads"/"leading"); ``word_forms`` adds English irregular past forms ("led" ->
   "lead", ``IRREGULAR_PAST``) and agent nouns ("leader" -> "lead", "ruler" -> "rule").
@@ -135,11 +142,24 @@ IRREGULAR_PAST = {
 }
 # "In which year ...": the noun names the answer's type, as "when" does; the answer (1723) is what covers it.
 _TYPE_PHRASE = re.compile(r"\b(?:in\s+)?(?:which|what)\s+year\b", re.IGNORECASE)
+# The word after an opening "which"/"what" ("Which company sponsors Numba?", "What kind of editor ..."): the
+# answer's type, which the sentence stating the answer seldom repeats ("sponsored by Anaconda, Inc."); a
+# preposition may come first.
+_FOCUS = re.compile(
+    r"^\W*(?:(?:in|with|under|for|of|from|to|on|at|by|into|through)\s+)?(?:which|what)\s+([^\W\d_][\w-]*)",
+    re.IGNORECASE,
+)
 
 
 def asked_text(question: str) -> str:
     """The question without the phrase that names its answer's type ("in which year"): its content."""
     return _TYPE_PHRASE.sub(" ", question)
+
+
+def focus_word(question: str) -> str:
+    """The word naming the answer's type right after an opening "which"/"what" ("company"), else ""."""
+    match = _FOCUS.match(asked_text(question))
+    return match.group(1) if match else ""
 
 
 LITERAL = re.compile(r"[\w][\w\-./:]*[\w]|\w")
@@ -226,6 +246,7 @@ class QuestionKeys:
     entities: tuple[str, ...]  # normalized names and quoted strings ("grid ops east"), literal keys ("e4471")
     literals: tuple[str, ...]  # the literal keys alone: a code or a number is far more specific than a name
     asked: frozenset[str] = frozenset()  # terms before a described noun phrase: one must be in the window
+    focus: frozenset[str] = frozenset()  # the answer's type ("company"), where optional: counted if present
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,7 +272,9 @@ class SupportCheck:
         literal_coverage: float = LITERAL_COVERAGE,
         neighbours: int = NEIGHBOURS,
         analyzer: str | Analyzer = "english",
+        focus_optional: bool = False,
     ) -> None:
+        self.focus_optional = focus_optional
         self.min_coverage = min_coverage
         self.entity_coverage = entity_coverage
         self.literal_coverage = literal_coverage
@@ -272,6 +295,7 @@ class SupportCheck:
             "literal_coverage": self.literal_coverage,
             "neighbours": self.neighbours,
             "analyzer": self.analyzer.name,
+            "focus_optional": self.focus_optional,
         }
 
     def keys(self, question: str) -> QuestionKeys:
@@ -283,7 +307,8 @@ class SupportCheck:
         quoted = [norm_phrase(a or b) for a, b in _QUOTED.findall(question)]
         entities = tuple(dict.fromkeys(e for e in [*question_names(question), *quoted, *literals] if e))
         asked = terms & frozenset(self.analyzer(asked_part(question)))
-        return QuestionKeys(terms, entities, literals, asked)
+        focus = terms & frozenset(self.analyzer(focus_word(question))) if self.focus_optional else frozenset()
+        return QuestionKeys(terms, entities, literals, asked, focus)
 
     def check(self, question: str, answer: str, passage: str, title: str = "", at: int | None = None) -> SupportVerdict:
         """Does ``passage`` (titled ``title``) answer ``question`` with ``answer``?
@@ -398,7 +423,8 @@ class SupportCheck:
             return sum(1 for term in terms if term in have or self.word_forms(term) & have_forms)
 
         bridge = bool(keys.asked) and not held(keys.asked)
-        coverage = held(keys.terms) / len(keys.terms) if keys.terms else 0.0
+        terms = keys.terms - {t for t in keys.focus if not held(frozenset((t,)))}  # a missing type word is no gap
+        coverage = held(terms) / len(terms) if terms else 0.0
         if not keys.entities:
             return coverage, None, None, bridge
         text = f" {norm_phrase(window)} {norm_phrase(label)} "
@@ -408,15 +434,15 @@ class SupportCheck:
         return coverage, entities, literals, bridge
 
 
-_DEFAULT: SupportCheck | None = None
+_DEFAULT: dict[bool, SupportCheck] = {}
 
 
-def default_check() -> SupportCheck:
-    """The shared check with the calibrated thresholds (built once: the analyzer caches its stems)."""
-    global _DEFAULT
-    if _DEFAULT is None:
-        _DEFAULT = SupportCheck()
-    return _DEFAULT
+def default_check(focus_optional: bool = False) -> SupportCheck:
+    """The shared check with the calibrated thresholds (built once: the analyzer caches its stems); with
+    ``focus_optional`` for generated answers (see the module docstring)."""
+    if focus_optional not in _DEFAULT:
+        _DEFAULT[focus_optional] = SupportCheck(focus_optional=focus_optional)
+    return _DEFAULT[focus_optional]
 
 
 def answers_question(question: str, answer: str, passage: str, title: str = "", at: int | None = None) -> bool:
