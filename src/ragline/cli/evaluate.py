@@ -342,7 +342,7 @@ def add_parser(sub: Any) -> None:
         "--save-answers",
         metavar="FILE",
         help="write one JSON line per question (question, answer, outcome and grade, citations, retrieved ids, "
-        "gold ids), as each is answered",
+        "gold ids; for a cascade, the stage that answered, those that declined and why), as each is answered",
     )
     g.add_argument("--seed", type=int, default=0, help="sampling seed (0)")
     g.add_argument(
