@@ -159,6 +159,9 @@ def sentences(text: str) -> list[tuple[int, int]]:
     return [(a, b) for a, b in spans if a < b]
 
 
+_REDACTED = re.compile(re.escape(REDACTED))
+
+
 def candidate_spans(sentence: str, types: Iterable[str]) -> list[Span]:
     """Typed candidate spans of ``sentence`` for the answer types the question accepts."""
     wanted = set(types)
@@ -179,7 +182,7 @@ def candidate_spans(sentence: str, types: Iterable[str]) -> list[Span]:
         spans.extend(_cue_spans(sentence, _CAUSE_CUE, "cause"))
         spans.extend(_cue_spans(sentence, _AGENT_CUE, "agent"))
     # a guard's redaction marker stands where a source's text was removed: none of it is an answer
-    removed = [(m.start(), m.end()) for m in re.finditer(re.escape(REDACTED), sentence)]
+    removed = [m.span() for m in _REDACTED.finditer(sentence)] if REDACTED in sentence else []
     return [s for s in spans if s.types & wanted and not any(s.start < b and a < s.end for a, b in removed)]
 
 

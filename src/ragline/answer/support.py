@@ -419,11 +419,14 @@ class SupportCheck:
         have = set(self.analyzer(window)) | set(self.analyzer(label))
         have_forms = {form for term in have for form in self.word_forms(term)}
 
+        def has(term: str) -> bool:
+            return term in have or bool(self.word_forms(term) & have_forms)
+
         def held(terms: frozenset[str]) -> int:
-            return sum(1 for term in terms if term in have or self.word_forms(term) & have_forms)
+            return sum(1 for term in terms if has(term))
 
         bridge = bool(keys.asked) and not held(keys.asked)
-        terms = keys.terms - {t for t in keys.focus if not held(frozenset((t,)))}  # a missing type word is no gap
+        terms = keys.terms - {t for t in keys.focus if not has(t)}  # a missing type word is no gap
         coverage = held(terms) / len(terms) if terms else 0.0
         if not keys.entities:
             return coverage, None, None, bridge
