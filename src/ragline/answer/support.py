@@ -76,70 +76,18 @@ VALUE_NOUNS = "amount limit threshold cap ceiling maximum minimum rate fee cost 
 
 # English irregular past tenses and participles -> the base verb ("Peranos is led by" answers "Who leads
 # Peranos?"). Forms that are also common words of another sense ("found", "left", "saw", "rose") are left out.
-IRREGULAR_PAST = {
-    "led": "lead",
-    "won": "win",
-    "wrote": "write",
-    "written": "write",
-    "made": "make",
-    "built": "build",
-    "held": "hold",
-    "began": "begin",
-    "begun": "begin",
-    "bought": "buy",
-    "brought": "bring",
-    "chose": "choose",
-    "chosen": "choose",
-    "drew": "draw",
-    "drawn": "draw",
-    "drove": "drive",
-    "driven": "drive",
-    "fought": "fight",
-    "gave": "give",
-    "given": "give",
-    "grew": "grow",
-    "grown": "grow",
-    "kept": "keep",
-    "knew": "know",
-    "known": "know",
-    "lost": "lose",
-    "met": "meet",
-    "paid": "pay",
-    "ran": "run",
-    "said": "say",
-    "sold": "sell",
-    "sent": "send",
-    "spoke": "speak",
-    "spoken": "speak",
-    "stood": "stand",
-    "taught": "teach",
-    "told": "tell",
-    "took": "take",
-    "taken": "take",
-    "thought": "think",
-    "threw": "throw",
-    "thrown": "throw",
-    "became": "become",
-    "came": "come",
-    "flew": "fly",
-    "flown": "fly",
-    "sang": "sing",
-    "sung": "sing",
-    "struck": "strike",
-    "sought": "seek",
-    "spent": "spend",
-    "wore": "wear",
-    "worn": "wear",
-    "ate": "eat",
-    "eaten": "eat",
-    "fed": "feed",
-    "hid": "hide",
-    "hidden": "hide",
-    "shot": "shoot",
-    "swore": "swear",
-    "sworn": "swear",
-    "understood": "understand",
-}
+IRREGULAR_PAST = dict(
+    pair.split(":")
+    for pair in """
+    led:lead won:win wrote:write written:write made:make built:build held:hold began:begin begun:begin
+    bought:buy brought:bring chose:choose chosen:choose drew:draw drawn:draw drove:drive driven:drive
+    fought:fight gave:give given:give grew:grow grown:grow kept:keep knew:know known:know lost:lose met:meet
+    paid:pay ran:run said:say sold:sell sent:send spoke:speak spoken:speak stood:stand taught:teach told:tell
+    took:take taken:take thought:think threw:throw thrown:throw became:become came:come flew:fly flown:fly
+    sang:sing sung:sing struck:strike sought:seek spent:spend wore:wear worn:wear ate:eat eaten:eat fed:feed
+    hid:hide hidden:hide shot:shoot swore:swear sworn:swear understood:understand
+""".split()
+)
 # "In which year ...": the noun names the answer's type, as "when" does; the answer (1723) is what covers it.
 _TYPE_PHRASE = re.compile(r"\b(?:in\s+)?(?:which|what)\s+year\b", re.IGNORECASE)
 # The word after an opening "which"/"what" ("Which company sponsors Numba?", "What kind of editor ..."): the
