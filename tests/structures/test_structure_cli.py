@@ -41,3 +41,20 @@ def test_index_builds_the_structure_and_status_reports_it_stale(
     assert done["structures"][0]["updated"]["partitions_updated"] == 1
     code, status = _run(capsys, "status", "--index", index)
     assert not status["structures"][0]["stale"]
+
+
+def test_index_reports_the_graphs_size(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The entity graph's manifest says how many entities (nodes), relations and communities it holds, so
+    ``ragline index --structure graph`` reports a count (it once printed "None nodes")."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i, (a, b) in enumerate(
+        (("Ada Brook", "Harbor Works"), ("Ada Brook", "Cliff Labs"), ("Tom Reyes", "Cliff Labs"))
+    ):
+        (docs / f"d{i}.md").write_text(f"# Note {i}\n\n{a} works at {b}. {b} hired {a} in 2020.\n")
+    index = str(tmp_path / "idx")
+    code, done = _run(capsys, "index", str(docs), "--index", index, "--embedder", "none", "--structure", "graph")
+    graph = done["structures"][0]
+    assert code == 0 and graph["structure"] == "graph" and graph["nodes"] >= 4
+    manifest = json.loads((tmp_path / "idx" / "structures" / "graph" / "manifest.json").read_text())
+    assert manifest["nodes"] == graph["nodes"] and manifest["relations"] >= 3 and manifest["communities"]

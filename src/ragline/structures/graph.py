@@ -28,30 +28,36 @@ Stored beside the index in ``structures/graph/`` (``manifest.json`` as every der
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
 import time
 import weakref
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ragline.errors import ConfigError, IndexDirectoryError
-from ragline.fsutil import fsync_directory, fsync_file
-from ragline.structures.base import Cost, live_sources, register_builder, staleness
+from ragline.errors import ConfigError, CorruptIndexError
+from ragline.structures.base import (
+    FORMAT,
+    MANIFEST,
+    Cost,
+    atomic_structure,
+    live_sources,
+    now_iso,
+    register_builder,
+    staleness,
+    write_json,
+)
+from ragline.structures.base import read_manifest as base_manifest
+from ragline.structures.base import structure_dir as base_dir
 from ragline.structures.communities import Partition, Report, communities, reports
 from ragline.structures.communities import derived_acl as derived_acl  # re-exported: where callers look for it
 from ragline.structures.entities import Extraction, entity_key, make_extractor
 from ragline.structures.written import REPORT, LLMWriter
 from ragline.types import Document
 
-FORMAT = 1
 NAME = "graph"
 
 
@@ -168,10 +174,6 @@ def build_graph(
 # -- storage beside the index -------------------------------------------------------------------------
 
 
-def structure_dir(index_dir: str | os.PathLike[str]) -> Path:
-    return Path(index_dir) / "structures" / NAME
-
-
 def to_json(graph: EntityGraph) -> dict[str, Any]:
     """The graph as the JSON value `graph.json` holds."""
     return {
@@ -205,55 +207,45 @@ def from_json(data: Mapping[str, Any]) -> EntityGraph:
 
 def save_graph(
     graph: EntityGraph,
-    index_dir: str | os.PathLike[str],
+    index_dir: str | Path,
     params: Mapping[str, Any],
     sources: Mapping[str, str],
     cost: Mapping[str, Any],
-) -> Path:
-    """Write the structure and its manifest to a temporary folder, fsync, and rename it into place."""
-    target = structure_dir(index_dir)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    temp = Path(tempfile.mkdtemp(prefix=f".{NAME}-", dir=target.parent))
+) -> dict[str, Any]:
+    """Write the graph and its manifest atomically beside the index (``atomic_structure``); the manifest."""
     manifest = {
         "structure": NAME,
         "format": FORMAT,
         "params": dict(params),
         "sources": dict(sources),
-        "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "built_at": now_iso(),
         "cost": dict(cost),
+        "nodes": len(graph.keys),  # entities
+        "relations": len(graph.relations),
+        "communities": [len(level) for level in graph.communities],
     }
-    for name, data in (("graph.json", to_json(graph)), ("manifest.json", manifest)):
-        with open(temp / name, "w", encoding="utf-8") as f:
-            json.dump(data, f)
-            fsync_file(f)
-    fsync_directory(temp)
-    old = target.with_name(f".{NAME}-old-{os.getpid()}")
-    if target.exists():
-        os.replace(target, old)
-    os.replace(temp, target)
-    fsync_directory(target.parent)
-    shutil.rmtree(old, ignore_errors=True)
-    return target
+    with atomic_structure(index_dir, NAME) as tmp:
+        write_json(tmp / "graph.json", to_json(graph))
+        write_json(tmp / MANIFEST, manifest)
+    return manifest
 
 
-def read_manifest(index_dir: str | os.PathLike[str]) -> dict[str, Any] | None:
-    path = structure_dir(index_dir) / "manifest.json"
-    if not path.exists():
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise IndexDirectoryError(f"{path}: unreadable structure manifest ({exc})") from exc
-    if data.get("format") != FORMAT:
-        raise IndexDirectoryError(f"{path}: graph structure format {data.get('format')!r}, expected {FORMAT}")
-    return dict(data)
+def read_manifest(index_dir: str | Path) -> dict[str, Any] | None:
+    return base_manifest(index_dir, NAME)
 
 
-def load_graph(index_dir: str | os.PathLike[str]) -> EntityGraph | None:
+def structure_dir(index_dir: str | Path) -> Path:
+    return base_dir(index_dir, NAME)
+
+
+def load_graph(index_dir: str | Path) -> EntityGraph | None:
     path = structure_dir(index_dir) / "graph.json"
     if read_manifest(index_dir) is None or not path.exists():
         return None
-    return from_json(json.loads(path.read_text(encoding="utf-8")))
+    try:
+        return from_json(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise CorruptIndexError(f"{path}: unreadable entity graph ({exc}); rebuild it: --structure graph") from exc
 
 
 def is_stale(index: Any) -> bool | None:
