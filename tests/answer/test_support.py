@@ -173,3 +173,25 @@ def test_a_sentence_about_the_bridge_does_not_answer_what_is_asked_of_it() -> No
     # "the lead of the team responsible for ..." asks for the lead as well
     lead = "Who is the lead of the team responsible for maintaining SS-833?"
     assert not check.check(lead, "Network Care North", bridge).supported
+
+
+def test_the_value_of_a_field_the_question_names_is_support() -> None:
+    """A "Label: value" line is a record: its label stands for the question's predicate, so the question's verb
+    ("distributed") may be missing from it; nothing else may (a name the question qualifies it with)."""
+    check = default_check()
+    metadata = METADATA + "License: BSD-3-Clause\nVersion: 2.4.1\n"
+    verdict = check.check("Under which license is gridkit distributed?", "BSD-3-Clause", metadata, "gridkit 1.0")
+    assert verdict.supported and verdict.reason == "the answer is the value of a field the question names"
+    # the label must be one of the question's terms, the answer its value, and a named qualifier must be there
+    assert not check("Under which terms is gridkit distributed?", "BSD-3-Clause", metadata, "gridkit 1.0")
+    assert not check("Under which license is gridkit distributed?", "License", metadata, "gridkit 1.0")
+    assert not check("What is the minimum Python version for gridkit?", "2.4.1", metadata, "gridkit 1.0")
+    # a pronoun is no content term: "its" does not count as a term the field lacks
+    summary = "What does gridkit do, according to its summary?"
+    assert check(summary, "Tools for reading substation telemetry", metadata, "gridkit 1.0")
+    # the answer is the value (or its start), not a word further in: prose with a colon is no record
+    operators = "Major operators include: Metro Trains, which runs the suburban lines; V/Line, run by the Government."
+    assert not check("Which rail line operates in Melbourne?", "Government", operators, "Melbourne")
+    # prose is no field: the missing verb is still a missing term there
+    prose = "The license of gridkit is BSD-3-Clause, see the notes."
+    assert not check("Under which license is gridkit distributed?", "BSD-3-Clause", prose, "gridkit 1.0")

@@ -35,7 +35,10 @@ column count as its label:
 - **Rule**: supported when, in a window holding the answer, the question's content terms are
   covered at least ``min_coverage``; or every literal of the question occurs and the terms are
   covered at least ``literal_coverage``; or every entity (names, quoted strings, literals) occurs
-  and the terms are covered at least ``entity_coverage``. The thresholds were set by
+  and the terms are covered at least ``entity_coverage``; or the answer is the value of a "Label: value" line
+  whose label is a question term (package metadata's "License: BSD-3-Clause" for "Under which license is httpx
+  distributed?": the label stands for the predicate), every entity occurs and at most one term is missing (the
+  verb the label replaces). The thresholds were set by
   ``benchmarks/qa_support.py --calibrate`` on calibration data only (BENCHMARKS.md, "Question-answering
   support").
 
@@ -52,6 +55,7 @@ from dataclasses import dataclass, replace
 from ragline.answer.spans import NAME_CONNECTORS, NOT_NAMES, TOKEN, sentences
 from ragline.text.analyzer import Analyzer, get_analyzer
 from ragline.text.normalize import normalize_answer
+from ragline.text.sentences import FIELD_LINE
 from ragline.text.tables import Row, table_rows
 
 SHORT_ANSWER = 4  # distinct terms; up to this many, all must be in the text
@@ -63,12 +67,13 @@ ENTITY_COVERAGE = 0.8  # calibrated equal to MIN_COVERAGE: names alone did not h
 LITERAL_COVERAGE = 0.2
 NEIGHBOURS = 1
 
-# Words of a question that say what kind of answer it wants, or link its parts, not what it is about.
+# Words of a question that say what kind of answer it wants, or link its parts, not what it is about (pronouns
+# too: the English analyzer stems "its" to "it" after its stopwords are out).
 QUESTION_WORDS = (
     "what which who whom whose when where why how much many long often quickly soon do does did i me my we our "
     "us you your can could should would must will shall may might need get is are was were be been has have had "
     "there someone anyone something still also just exactly please under above below over after before from per "
-    "up about within without between during until since through out"
+    "up about within without between during until since through out it its he him his she her they them their"
 )
 # Nouns that name the value a question asks for ("the receipt threshold", "the daily meal limit"): an answer
 # holding a number is that value, and the sentence stating it seldom repeats the noun ("above $60").
@@ -273,10 +278,11 @@ class SupportCheck:
 
     def windows(
         self, question: str, answer: str, passage: str, title: str = "", at: int | None = None
-    ) -> list[tuple[float, float | None, float | None, str, bool]]:
-        """(term coverage, entity share, literal share, text, bridge) of each window whose centre sentence holds
-        ``answer``; bridge: the question describes a thing (``asked_part``) and the window holds none of the terms
-        asked of it."""
+    ) -> list[tuple[float, float | None, float | None, str, bool, bool]]:
+        """(term coverage, entity share, literal share, text, bridge, field) of each window whose centre sentence
+        holds ``answer``; bridge: the question describes a thing (``asked_part``) and the window holds none of the
+        terms asked of it; field: the answer is the value of a field the question names, and the window misses at
+        most one of its terms."""
         keys = self.keys(question)
         if any(c.isdigit() for c in answer):
             # the value is the threshold, limit or amount asked about: the passage need not name it so
@@ -296,7 +302,7 @@ class SupportCheck:
                 if cell is not None:
                     text, label = cell
                     coverage, entities, literals, bridge = self._cover(keys, text, label)
-                    found.append((coverage, entities, literals, text, bridge))
+                    found.append((coverage, entities, literals, text, bridge, False))
                 continue
             lo, hi = max(0, i - self.neighbours), min(len(bounds), i + self.neighbours + 1)
             centre = passage[bounds[i][0] : bounds[i][1]]
@@ -306,8 +312,22 @@ class SupportCheck:
             # The headings above a window name what it is about, as the title does.
             label = " ".join([title, *(h for start, h in headings if start < bounds[lo][0])])
             coverage, entities, literals, bridge = self._cover(keys, window, label)
-            found.append((coverage, entities, literals, window, bridge))
+            # the label stands for the question's predicate ("License" for "distributed under which license"):
+            # one term may be missing (the verb), no name ("Version: 2.4" does not answer "which Python version")
+            missing = (1 - coverage) * len(keys.terms)
+            field = missing < 1.5 and entities in (None, 1.0) and self._names_field(keys, centre, answer)
+            found.append((coverage, entities, literals, window, bridge, field))
         return found
+
+    def _names_field(self, keys: QuestionKeys, sentence: str, answer: str) -> bool:
+        """Is ``answer`` the value of a "Label: value" line (or its start: "Tom Christie" of "Tom Christie <tom@...>")
+        whose label is a term of the question? Prose with a colon ("Major operators include: Metro Trains ...,
+        V/Line ...") holds its answers further in, and is no record."""
+        field = FIELD_LINE.match(sentence)
+        if field is None or not keys.terms & set(self.analyzer(field.group(1))):
+            return False
+        value, wanted = normalize_answer(field.group(2)), normalize_answer(answer)
+        return bool(wanted) and (value == wanted or value.startswith(wanted + " "))
 
     def _row_window(
         self, question: str, answer: str, passage: str, title: str, row: Row, at: int | None, headings: list
@@ -335,7 +355,13 @@ class SupportCheck:
         return self.check(question, answer, passage, title, at).supported
 
     def decide(
-        self, coverage: float, entities: float | None, literals: float | None, window: str = "", bridge: bool = False
+        self,
+        coverage: float,
+        entities: float | None,
+        literals: float | None,
+        window: str = "",
+        bridge: bool = False,
+        field: bool = False,
     ) -> SupportVerdict:
         """The verdict on one window from its term coverage and its entity and literal shares."""
         if bridge:
@@ -347,6 +373,8 @@ class SupportCheck:
             reason = "the answer's sentence has the question's literals"
         elif entities == 1.0 and coverage >= self.entity_coverage:
             reason = "the answer's sentence names the question's entities"
+        elif field:
+            reason = "the answer is the value of a field the question names"
         else:
             return SupportVerdict(
                 False, coverage, entities, literals, window, "the answer's sentence does not carry the question"

@@ -65,7 +65,8 @@ _TEX_QUOTE = re.compile(r"`[^`'\n]*'(?!\w)")
 _STANDALONE = re.compile(r"^ {0,3}(#{1,6}(\s|$)|\|)")
 _ITEM = re.compile(r"^\s*([-*+•]|\d+[.)]|>)\s")
 # A field of a record ("Maintainer: Oksana Hall", "Requires-Python: >=3.10"): starts anew, like an item.
-_FIELD = re.compile(r"^\s*[A-Z][\w-]*(?: [\w-]+){0,2}:\s+\S")
+# Groups: the label, the value (to the end of the line); the support check reads them.
+FIELD_LINE = re.compile(r"^\s*([A-Z][\w-]*(?: [\w-]+){0,2}):\s+(\S.*)")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
@@ -169,7 +170,7 @@ def _pieces(text: str, start: int, end: int) -> list[tuple[int, int, bool]]:
                 fence = None
             if line.strip():
                 pieces.append((line_start, line_end, True))
-        elif not line.strip() or _STANDALONE.match(line) or _ITEM.match(line) or _FIELD.match(line):
+        elif not line.strip() or _STANDALONE.match(line) or _ITEM.match(line) or FIELD_LINE.match(line):
             close()
             if _STANDALONE.match(line):
                 pieces.append((line_start, line_end, True))
