@@ -1,7 +1,9 @@
 """The injection detector: which spans of a retrieved text are instructions addressed to the reading model.
 
-A text is cut into segments (sentences and table rows, plus what a page hides from its human reader:
-HTML comments, ``alt``/``title`` attributes, hidden elements, markdown comments, decoded base64). Each
+A text is cut into segments (sentences and table rows by the project's splitter, ``text/sentences.py``, so a
+hard-wrapped sentence is one segment, not a line fragment such as "You" or "answer."; plus what a page hides
+from its human reader: HTML comments, ``alt``/``title`` attributes, hidden elements, markdown comments,
+decoded base64). Each
 segment is de-obfuscated (NFKC, zero-width characters dropped, Cyrillic/Greek look-alikes folded to
 Latin, leetspeak digits read as letters, s p a c e d letters joined) and scored two ways:
 
@@ -34,6 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from ragline.errors import ModelError
+from ragline.text.sentences import split_sentences
 
 MODEL_PATH = Path(__file__).with_name("injection_model.npz")
 MODEL_CARD = Path(__file__).with_name("injection_model.json")  # sha256, threshold, training figures
@@ -101,8 +104,6 @@ _TAG = re.compile(
     r"\b[^>]*>",
     re.IGNORECASE,
 )
-# A sentence ends at . ! ? before a space (not inside "4.2" or "claims@harbourline.example"), at 。！？ or a newline.
-_SENTENCE = re.compile(r"(?:[^\n.!?。！？]|[.!?](?=[^\s.!?]))+(?:[.!?]+|[。！？]+)?")
 _BASE64 = re.compile(r"(?<![\w+/])[A-Za-z0-9+/]{16,}={0,2}(?![\w+/=])")
 
 
@@ -128,9 +129,9 @@ def segments(text: str) -> list[Segment]:
                 found.append(Segment(match.start(), match.end(), inner, kind))
             visible[match.start() : match.end()] = " " * (match.end() - match.start())
     shown = _TAG.sub(lambda m: " " * len(m.group()), "".join(visible))
-    for match in _SENTENCE.finditer(shown):
-        if match.group().strip(" |-:\t"):
-            found.append(Segment(match.start(), match.end(), match.group(), "sentence"))
+    for start, end in split_sentences(shown):
+        if shown[start:end].strip(" |-:\t"):
+            found.append(Segment(start, end, shown[start:end], "sentence"))
     for match in _BASE64.finditer(text):
         if (decoded := _decoded(match.group())) is not None:
             found.append(Segment(match.start(), match.end(), decoded, "base64"))
