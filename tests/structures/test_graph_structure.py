@@ -56,6 +56,9 @@ def test_llm_extractor_is_schema_constrained_and_a_rebuild_asks_only_for_changed
     assert len(fake.calls) == 3 and fake.schemas and "entities" in fake.schemas[0]["properties"]
     assert any("knows" in labels for labels in first.labels.values())
     assert first.rebuilt["llm_calls"] == 3 and first.rebuilt["tokens"] > 0  # the cost table's counts
+    # the same chunks again from scratch: every reply from the cache, and no model call counted
+    cached = build_graph(DOCS, extractor="llm", llm=fake)
+    assert len(fake.calls) == 3 and cached.rebuilt["llm_calls"] == cached.rebuilt["tokens"] == 0
     monkeypatch.setenv("RAGLINE_CACHE", str(tmp_path / "cache2"))  # the reply cache cannot stand in for reuse
     changed = [*DOCS[:2], Document("c", "Dario Fenn met Elsa Quint in Marrow Bay.", "C", {"acl": ["g2"]})]
     again = build_graph(changed, extractor="llm", llm=fake, previous=first)

@@ -17,6 +17,7 @@ parenthetical): two names with the same key are one entity.
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -138,10 +139,10 @@ class LLMEntityExtractor:
 
     A relation whose ends are not both among the chunk's entities is dropped; the names are placed in the
     sentences that mention them (a name no sentence contains is placed in the first), so that a graph
-    built from either extractor has the same shape. ``calls`` and ``tokens`` count the uncached calls'
-    prompt and reply characters / 4 (the cost table's estimate). A reply that is no JSON of the schema (cut by
-    the token limit: a 0.5B model lists every noun) falls back to the rules extractor for that chunk, counted in
-    ``fallbacks``: one chunk does not stop the graph.
+    built from either extractor has the same shape. ``calls`` and ``tokens`` count the calls the model answered
+    (not the reply cache) and their prompt and reply tokens, as the LLM writer of reports and summaries does. A
+    reply that is no JSON of the schema (cut by the token limit: a 0.5B model lists every noun) falls back to the
+    rules extractor for that chunk, counted in ``fallbacks``: one chunk does not stop the graph.
     """
 
     name = "llm"
@@ -166,14 +167,15 @@ class LLMEntityExtractor:
         messages = [{"role": "user", "content": PROMPT.format(text=(f"{title}\n{text}" if title else text))}]
         from ragline.models.llm.json_schema import JSONReplyError
 
-        self.calls += 1
+        model = self.llm
+        misses = model.misses
         try:
-            reply = self.llm.generate_json(messages, ENTITY_SCHEMA, max_tokens=self.max_tokens)
+            reply = model.generate_json(messages, ENTITY_SCHEMA, max_tokens=self.max_tokens)
         except JSONReplyError:
-            self.tokens += (len(messages[0]["content"]) + self.max_tokens * 4) // 4  # the reply ran to the cap
+            self._count(misses, messages[0]["content"], None)
             self.fallbacks += 1
             return self._rules.extract(text, title)
-        self.tokens += (len(messages[0]["content"]) + len(str(reply))) // 4
+        self._count(misses, messages[0]["content"], reply)
         names = [str(n).strip() for n in reply.get("entities", []) if str(n).strip() and entity_key(str(n))]
         if title.strip() and entity_key(title):
             names.insert(0, title.strip())
@@ -195,6 +197,14 @@ class LLMEntityExtractor:
             if entity_key(source) in keys and entity_key(target) in keys:
                 out.relations.append((source, str(rel.get("relation", "")), target))
         return out
+
+    def _count(self, misses: int, prompt: str, reply: Any) -> None:
+        """A call the model answered (not the reply cache), and its prompt and reply tokens (a reply that was no
+        JSON of the schema ran to the cap)."""
+        if self.llm.misses > misses:
+            self.calls += 1
+            answer = self.max_tokens if reply is None else self.llm.count_tokens(json.dumps(reply))
+            self.tokens += self.llm.count_tokens(prompt) + answer
 
     def query_names(self, query: str) -> list[str]:
         return self._rules.query_names(query)
