@@ -161,3 +161,32 @@ def test_llm_reports_are_asked_per_acl_and_keep_only_what_their_sources_state(tm
     assert {r.id for r in graph.reports} == {r.id for r in build_graph(DOCS).reports}
     with pytest.raises(ConfigError, match="reporter"):
         build_graph(DOCS, reporter="abstractive")
+
+
+def test_llm_work_on_a_graph_reports_its_progress(tmp_path, monkeypatch):
+    """Building a graph with the LLM takes about an hour on two cores (BENCHMARKS.md): its extraction and report
+    loops go through ``progress.track`` (a bar, or a line every few seconds), each item as it is done; the rules
+    extractor and extractive reports, which take seconds, do not."""
+    monkeypatch.setenv("RAGLINE_CACHE", str(tmp_path / "cache"))
+    seen: list[tuple[str, int]] = []
+
+    def recording(items, description, *args, **kwargs):
+        for done, item in enumerate(items, start=1):
+            seen.append((description, done))
+            yield item
+
+    monkeypatch.setattr("ragline.structures.graph.track", recording)
+    monkeypatch.setattr("ragline.structures.communities.track", recording)
+    build_graph(DOCS)
+    assert seen == []
+
+    def reply(messages, *_):
+        if "schema" in str(messages).lower() or "entities" in messages[0]["content"].lower():
+            names = [n for n in ("Alder Voss", "Tessaly Guild", "Cora Mendel") if n in messages[0]["content"]]
+            return json.dumps({"entities": names, "relations": []})
+        return "A fact."
+
+    build_graph(DOCS, extractor="llm", reporter="llm", llm=FakeLLM(reply, structured=True))
+    described = {description for description, _ in seen}
+    assert described == {"graph: entities by the LLM", "graph: community reports by the LLM"}
+    assert [done for d, done in seen if d == "graph: entities by the LLM"] == list(range(1, len(DOCS) + 1))

@@ -269,3 +269,27 @@ def test_an_llm_summary_its_sources_do_not_state_is_the_extractive_one(public_in
     extractive = build_tree(public_index, RaptorParams(max_children=6))
     assert fake.calls and [n.quoted for n in written.nodes] == [n.quoted for n in extractive.nodes]
     assert written.work["llm_summaries_extractive"] == sum(n.level > 0 for n in written.nodes)
+
+
+def test_llm_summaries_report_their_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each level's LLM summaries go through ``progress.track`` one group at a time (a long build is never silent);
+    extractive summaries, which take seconds, do not."""
+    from llm_fakes import FakeLLM
+    from ragline.models.llm import CachedLLM
+    from ragline.models.llm.cache import LLMResponseCache
+
+    seen: list[str] = []
+
+    def recording(items, description, *args, **kwargs):
+        for item in items:
+            seen.append(description)
+            yield item
+
+    monkeypatch.setattr("ragline.structures.raptor_build.track", recording)
+    index = make_index(corpus(random.Random(6), n=24))
+    build_tree(index, RaptorParams(max_children=4))
+    assert seen == []
+    llm = CachedLLM(FakeLLM(lambda messages, *rest: _facts(messages)[0]), LLMResponseCache(tmp_path / "llm.sqlite"))
+    tree = build_tree(index, RaptorParams(summarizer="llm", max_children=4), llm=llm)
+    assert len(seen) == sum(1 for n in tree.nodes if n.level > 0)
+    assert set(seen) == {f"raptor: LLM summaries of level {n.level}" for n in tree.nodes if n.level > 0}

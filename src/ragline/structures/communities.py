@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ragline.errors import ConfigError
+from ragline.progress import track
 from ragline.text.sentences import split_sentences
 from ragline.types import Document
 
@@ -188,39 +189,42 @@ def reports(
     written_by = ["llm"] if write is not None else []  # an extractive report's digest is as it was
     out: list[Report] = []
     built = 0
-    for level, blocks in enumerate(graph.communities):
-        for number, members in enumerate(blocks):
-            inside = set(members)
-            chunks = sorted({c for e in members for c in entity_chunks[e]})
-            sources = [
-                (graph.chunk_ids[c], docs[c].hash, [[graph.keys[e] for e in s] for s in graph.mentions[c]])
-                for c in chunks
-            ]
-            digest = _digest([level, per_report, sorted(graph.keys[e] for e in members), sources, *written_by])
-            if digest in old:
-                out += [Report(**{**r.__dict__, "community": number}) for r in old[digest]]
-                continue
-            built += 1
-            name = f"report:{level}.{_digest(sorted(graph.keys[e] for e in members))[:10]}"
-            by_acl: dict[tuple[str, ...] | None, list[tuple[int, int, int, int]]] = defaultdict(list)
-            for c in chunks:
-                if c not in sentence_texts:
-                    sentence_texts[c] = [docs[c].text[s[0] : s[1]] for s in split_sentences(docs[c].text)]
-                acl = derived_acl([docs[c].metadata])
-                for s, ids in enumerate(graph.mentions[c]):
-                    named = len(inside.intersection(ids))
-                    if named and s < len(sentence_texts[c]):
-                        by_acl[None if acl is None else tuple(acl)].append((-named, c, s, named))
-            for acl_key, candidates in by_acl.items():
-                chosen = sorted(candidates)[:per_report]
-                chosen.sort(key=lambda t: (t[1], t[2]))  # the collection's order reads better
-                heads = Counter(e for _, c, s, _ in chosen for e in graph.mentions[c][s] if e in inside)
-                title = "Community: " + ", ".join(graph.names[e] for e, _ in heads.most_common(8))
-                acl = None if acl_key is None else list(acl_key)
-                texts = [sentence_texts[c][s] for _, c, s, _ in chosen]
-                chunk_ids = [graph.chunk_ids[c] for _, c, _, _ in chosen]
-                if write is not None:
-                    texts, chunk_ids = write.grounded(title, texts, chunk_ids, acl)
-                suffix = "" if acl_key is None else f"@{'+'.join(acl_key) or '-'}"
-                out.append(Report(name + suffix, level, number, title, texts, chunk_ids, acl, digest))
+    every = [
+        (level, number, members)
+        for level, blocks in enumerate(graph.communities)
+        for number, members in enumerate(blocks)
+    ]
+    for level, number, members in track(every, "graph: community reports by the LLM") if write is not None else every:
+        inside = set(members)
+        chunks = sorted({c for e in members for c in entity_chunks[e]})
+        sources = [
+            (graph.chunk_ids[c], docs[c].hash, [[graph.keys[e] for e in s] for s in graph.mentions[c]]) for c in chunks
+        ]
+        digest = _digest([level, per_report, sorted(graph.keys[e] for e in members), sources, *written_by])
+        if digest in old:
+            out += [Report(**{**r.__dict__, "community": number}) for r in old[digest]]
+            continue
+        built += 1
+        name = f"report:{level}.{_digest(sorted(graph.keys[e] for e in members))[:10]}"
+        by_acl: dict[tuple[str, ...] | None, list[tuple[int, int, int, int]]] = defaultdict(list)
+        for c in chunks:
+            if c not in sentence_texts:
+                sentence_texts[c] = [docs[c].text[s[0] : s[1]] for s in split_sentences(docs[c].text)]
+            acl = derived_acl([docs[c].metadata])
+            for s, ids in enumerate(graph.mentions[c]):
+                named = len(inside.intersection(ids))
+                if named and s < len(sentence_texts[c]):
+                    by_acl[None if acl is None else tuple(acl)].append((-named, c, s, named))
+        for acl_key, candidates in by_acl.items():
+            chosen = sorted(candidates)[:per_report]
+            chosen.sort(key=lambda t: (t[1], t[2]))  # the collection's order reads better
+            heads = Counter(e for _, c, s, _ in chosen for e in graph.mentions[c][s] if e in inside)
+            title = "Community: " + ", ".join(graph.names[e] for e, _ in heads.most_common(8))
+            acl = None if acl_key is None else list(acl_key)
+            texts = [sentence_texts[c][s] for _, c, s, _ in chosen]
+            chunk_ids = [graph.chunk_ids[c] for _, c, _, _ in chosen]
+            if write is not None:
+                texts, chunk_ids = write.grounded(title, texts, chunk_ids, acl)
+            suffix = "" if acl_key is None else f"@{'+'.join(acl_key) or '-'}"
+            out.append(Report(name + suffix, level, number, title, texts, chunk_ids, acl, digest))
     return out, built

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from ragline.errors import ConfigError, CorruptIndexError
+from ragline.progress import track
 from ragline.structures.base import (
     FORMAT,
     MANIFEST,
@@ -127,7 +128,9 @@ def build_graph(
             graph.keys.append(key)
         return key_ids[key]
 
-    for chunk_no, doc in enumerate(docs):
+    # an LLM reads each new chunk (seconds a call on two cores): say how far it is
+    chunks = track(docs, "graph: entities by the LLM") if extractor == "llm" else docs
+    for chunk_no, doc in enumerate(chunks):
         digest = f"{extractor}:{doc.hash}"
         record = cache.get(digest)
         if record is None:

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ragline.index.segment import FIELD_TEXT
+from ragline.progress import track
 from ragline.structures.base import Cost, live_sources
 from ragline.structures.raptor_tree import Node, RaptorParams, RaptorTree
 from ragline.structures.written import SUMMARY, LLMWriter
@@ -164,7 +165,11 @@ class _Builder:
             if len(groups) >= len(current):  # no progress: put them all under one node in pieces
                 step = self.params.max_children
                 groups = [list(range(i, min(len(current), i + step))) for i in range(0, len(current), step)]
-            current = [self.summarize([current[i] for i in group], level, acl) for group in groups]
+            # an LLM summary takes seconds on two cores: say how far it is
+            todo = (
+                track(groups, f"raptor: LLM summaries of level {level}") if self.params.summarizer == "llm" else groups
+            )
+            current = [self.summarize([current[i] for i in group], level, acl) for group in todo]
 
     def build_partition(self, chunk_ids: list[str], acl: str) -> None:
         vectors = self.embed([self.indexed_text(cid) for cid in chunk_ids])
