@@ -251,3 +251,18 @@ def test_the_grade_reason_says_why_an_answer_is_wrong() -> None:
     assert why("", [cut], answers=[]) == "declined"
     assert why("a faulty disk", [whole], answers=[]) == "answered, should decline"
     assert match_for("extractive:threshold=0.4") == "em" and match_for("llm:max_tokens=64") == "contains"
+
+
+def test_a_list_answer_is_right_in_any_order_and_with_any_conjunction() -> None:
+    """Type ``list`` with ``contains``: "pytest, hypothesis" gives "pytest and hypothesis"; a missing item, another
+    type, or exact matching do not match, and EM/F1 are the string metrics as before."""
+    gold = ["pytest and hypothesis"]
+    right = grade_answer(cited("hypothesis, pytest"), gold, [GOLD_DOC], match="contains", qtype="list")
+    assert right.outcome == "correct" and right.em == 0.0
+    assert grade_answer(cited("pytest"), gold, [GOLD_DOC], match="contains", qtype="list").outcome == "wrong"
+    assert grade_answer(cited("hypothesis, pytest"), gold, [GOLD_DOC], match="contains").outcome == "wrong"
+    assert grade_answer(cited("hypothesis, pytest"), gold, [GOLD_DOC], match="em", qtype="list").outcome == "wrong"
+    three = grade_answer(
+        cited(".zst, .gz and .lz4, also .xz"), [".zst, .gz, .xz and .lz4"], [GOLD_DOC], match="contains", qtype="list"
+    )
+    assert three.outcome == "correct"

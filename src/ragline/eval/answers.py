@@ -11,11 +11,14 @@ The end-to-end outcome of a question is one of ``correct`` / ``wrong`` / ``absta
 its citations (for the extractive reader: the chunk the span came from) belongs to a gold document.
 A team name copied from another substation's page is wrong even when the string is right. For an
 unanswerable question (no gold answer, or ``expected_abstain``) abstaining is correct and any
-answer is wrong.
+answer is wrong. With ``contains`` matching, a question of type ``list`` whose gold answer is a list
+("pytest and hypothesis") is also matched by an answer holding every item in any order, with any
+commas or conjunctions ("pytest, hypothesis"; ``gives_every_item``); EM and F1 are as above.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
@@ -81,6 +84,16 @@ def contains_answer(text: str, answers: Sequence[str]) -> str | None:
         if needle and f" {needle} " in haystack:
             return gold
     return None
+
+
+_LIST_SEPARATOR = re.compile(r"\s*(?:,|;)\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+", re.IGNORECASE)
+
+
+def gives_every_item(text: str, gold: str) -> bool:
+    """Does ``text`` hold every item of the gold list ``gold``, in any order and with any conjunction?
+    ("pytest, hypothesis" gives "pytest and hypothesis".) A gold answer of one item is not a list: False."""
+    items = [item for item in _LIST_SEPARATOR.split(gold) if normalize_answer(item)]
+    return len(items) > 1 and all(contains_answer(text, [item]) is not None for item in items)
 
 
 def answer_in_context(answers: Sequence[str], context: Any) -> bool:
@@ -181,6 +194,8 @@ def grade_answer(
     if answer.abstained:
         return grade
     grade.answer_match = answer_matches(text, answers, match, distractors)
+    if not grade.answer_match and match == "contains" and qtype == "list" and not distractors:
+        grade.answer_match = any(gives_every_item(text, gold) for gold in answers)
     if gold_doc_ids:
         gold = set(gold_doc_ids)
         grade.source_match = any(c.doc_id in gold for c in answer.citations)
