@@ -187,7 +187,10 @@ def _sync_structures(index: Any, specs: list[str], store: str | None) -> list[di
                 "updated": manifest.get("updated"),
             }
         )
-        stderr.print(f"structure {name}: {manifest.get('nodes')} nodes, {manifest['cost']['seconds']} s")
+        size = f"{manifest.get('nodes')} nodes"
+        if "relations" in manifest:  # the entity graph: its nodes are entities
+            size = f"{manifest['nodes']} entities, {manifest['relations']} relations"
+        stderr.print(f"structure {name}: {size}, {manifest['cost']['seconds']} s")
     return out
 
 
