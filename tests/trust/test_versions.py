@@ -138,6 +138,18 @@ def test_unlinked_conflict_is_said_in_the_answer_text_citing_both_sources() -> N
     assert answer.text.endswith(note) and note.startswith("Note: the sources disagree")
     assert "40" in note and "55" in note and "[1]" in note and "[2]" in note
     assert {c.doc_id for c in answer.citations} == {"a", "b"}  # both sides cited, not merged into one value
+
+
+def test_three_sources_that_disagree_are_one_clause_naming_each_source_once() -> None:
+    docs = [Document("a", "The travel per diem is 40 dollars a day.", "Travel", {}),
+            Document("b", "The travel per diem is 55 dollars a day.", "Travel FAQ", {}),
+            Document("c", "The travel per diem is 70 dollars a day.", "Travel wiki", {})]  # fmt: skip
+    pipeline = RAGPipeline(_index(docs), build_reader("extractive:threshold=0"), retriever="bm25", k=3)
+    answer, _ = pipeline.answer("What is the travel per diem a day?")
+    note = answer.details["note"]
+    assert note.count("the sources disagree") == 1 and note.count("no version metadata") == 1
+    assert [note.count(f"[{n}] states") for n in (1, 2, 3)] == [1, 1, 1]
+    assert all(value in note for value in ("40 dollars", "55 dollars", "70 dollars"))
     own = reader_answer(answer)  # what the reader said, for graders
     assert own.text and note not in own.text and len(own.citations) == 1
 
