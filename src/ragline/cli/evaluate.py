@@ -349,7 +349,8 @@ def add_parser(sub: Any) -> None:
         "--match",
         choices=("em", "contains"),
         default="em",
-        help="em: SQuAD exact match (span readers); contains: the gold answer inside a sentence (LLMs)",
+        help="em: SQuAD exact match (span readers); contains: the gold answer inside a sentence (LLMs), and for a "
+        "'list' question every item of a gold list, in any order",
     )
     g.add_argument(
         "--judge",
