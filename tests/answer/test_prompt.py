@@ -94,6 +94,22 @@ def test_reply_becomes_an_answer_with_checked_citations() -> None:
     assert [(c.n, c.supported) for c in unsupported.citations] == [(2, False)]
 
 
+def test_markdown_copied_from_a_source_is_not_shown_in_the_answer() -> None:
+    """Links and bold the model copies from a README become plain text; code marks and names with underscores
+    ("__init__.py") stay. Both reader paths (free text and JSON) read the answer alike."""
+    from ragline.answer.prompt import answer_from_json
+
+    answer = answer_from_response(
+        "The cap is **$70** per person, see [the policy](https://x.example/p) [1].", context()
+    )
+    assert answer.text == "The cap is $70 per person, see the policy."
+    parsed = answer_from_json({"answer": "The cap is **$70** per person.", "sources": [1]}, context())
+    assert parsed.text == "The cap is $70 per person."
+    assert answer_from_response("Edit `__init__.py`, capped at $70 [1].", context()).text.startswith(
+        "Edit `__init__.py`"
+    )
+
+
 def test_an_empty_reply_is_an_abstention() -> None:
     assert answer_from_response("   ", context()).abstained
     assert answer_from_response("[1]", context()).abstained

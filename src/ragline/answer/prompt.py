@@ -77,6 +77,17 @@ _ABSTAIN = re.compile(
     re.IGNORECASE,
 )
 _ANSWER_PREFIX = re.compile(r"^\s*answer\s*:\s*", re.IGNORECASE)
+# Markdown the model copies from its sources into an answer: links and bold. Backticks stay (they mark code);
+# "__" stays too ("__init__.py" is a name, not emphasis).
+_MARKDOWN_LINK = re.compile(r"\[([^\]\n]+)\]\([^)\s]+\)")
+_BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
+
+
+def answer_text(reply: str) -> str:
+    """The answer as a user reads it: citation markers, an "Answer:" prefix, Markdown links and bold removed
+    ("run **pip install -U olefile** [1]" -> "run pip install -U olefile")."""
+    text = _ANSWER_PREFIX.sub("", strip_citations(reply))
+    return _BOLD.sub(r"\1", _MARKDOWN_LINK.sub(r"\1", text)).strip()
 
 
 def user_message(question: str, context: Context) -> str:
@@ -109,7 +120,7 @@ def answer_from_response(reply: str, context: Context, reader: str = "llm", ques
     if is_abstention(reply):
         return Answer("", True, [], reader, details)
     parsed = parse_citations(reply, context)
-    text = _ANSWER_PREFIX.sub("", strip_citations(reply))
+    text = answer_text(reply)
     if parsed.unknown:
         details["unknown_citations"] = parsed.unknown
     if not text or answers_no_question(text, question):
@@ -192,7 +203,7 @@ def answer_from_json(
     raw = str(value.get("answer", ""))
     details: dict[str, Any] = {"raw": json.dumps(dict(value), ensure_ascii=False), "kind": kind}
     numbers = list(dict.fromkeys([*value.get("sources", ()), *cited_numbers(raw)]))
-    text = _ANSWER_PREFIX.sub("", strip_citations(raw)).strip()
+    text = answer_text(raw)
     if is_abstention(text) or not text or answers_no_question(text, question):
         return Answer("", True, [], reader, details)
     details["model_sources"] = numbers
