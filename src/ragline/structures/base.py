@@ -24,7 +24,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -75,6 +75,14 @@ class Cost:
     tokens: int = 0
     seconds: float = 0.0
     started: float = field(default_factory=time.perf_counter, repr=False)
+
+    def charge(self, model: Any, misses: int, texts: Sequence[str], extra_tokens: int = 0) -> None:
+        """One request, when ``model`` (a ``CachedLLM`` whose ``misses`` stood at ``misses`` before it) answered
+        it itself rather than its reply cache: a call, and the tokens of ``texts`` (prompt and reply) plus
+        ``extra_tokens``. A re-sync's cost is then what it paid."""
+        if model.misses > misses:
+            self.llm_calls += 1
+            self.tokens += sum(model.count_tokens(t) for t in texts) + extra_tokens
 
     def stop(self) -> dict[str, Any]:
         self.seconds = round(time.perf_counter() - self.started, 3)

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ragline.structures.base import Cost
 from ragline.text.sentences import split_sentences
 from ragline.text.stopwords import LUCENE_ENGLISH
 
@@ -139,8 +140,8 @@ class LLMEntityExtractor:
 
     A relation whose ends are not both among the chunk's entities is dropped; the names are placed in the
     sentences that mention them (a name no sentence contains is placed in the first), so that a graph
-    built from either extractor has the same shape. ``calls`` and ``tokens`` count the calls the model answered
-    (not the reply cache) and their prompt and reply tokens, as the LLM writer of reports and summaries does. A
+    built from either extractor has the same shape. ``cost`` counts the calls the model answered (not the reply
+    cache) and their prompt and reply tokens (``Cost.charge``, as the LLM writer of reports and summaries does). A
     reply that is no JSON of the schema (cut by the token limit: a 0.5B model lists every noun) falls back to the
     rules extractor for that chunk, counted in ``fallbacks``: one chunk does not stop the graph.
     """
@@ -152,7 +153,7 @@ class LLMEntityExtractor:
 
         self._llm = None if llm is None else CachedLLM.wrap(llm)
         self.model, self.max_tokens = model, int(max_tokens)
-        self.calls = self.tokens = self.fallbacks = 0
+        self.cost, self.fallbacks = Cost(), 0
         self._rules = RuleEntityExtractor()
 
     @property
@@ -172,10 +173,10 @@ class LLMEntityExtractor:
         try:
             reply = model.generate_json(messages, ENTITY_SCHEMA, max_tokens=self.max_tokens)
         except JSONReplyError:
-            self._count(misses, messages[0]["content"], None)
+            self.cost.charge(model, misses, [messages[0]["content"]], self.max_tokens)  # the reply ran to the cap
             self.fallbacks += 1
             return self._rules.extract(text, title)
-        self._count(misses, messages[0]["content"], reply)
+        self.cost.charge(model, misses, [messages[0]["content"], json.dumps(reply)])
         names = [str(n).strip() for n in reply.get("entities", []) if str(n).strip() and entity_key(str(n))]
         if title.strip() and entity_key(title):
             names.insert(0, title.strip())
@@ -197,14 +198,6 @@ class LLMEntityExtractor:
             if entity_key(source) in keys and entity_key(target) in keys:
                 out.relations.append((source, str(rel.get("relation", "")), target))
         return out
-
-    def _count(self, misses: int, prompt: str, reply: Any) -> None:
-        """A call the model answered (not the reply cache), and its prompt and reply tokens (a reply that was no
-        JSON of the schema ran to the cap)."""
-        if self.llm.misses > misses:
-            self.calls += 1
-            answer = self.max_tokens if reply is None else self.llm.count_tokens(json.dumps(reply))
-            self.tokens += self.llm.count_tokens(prompt) + answer
 
     def query_names(self, query: str) -> list[str]:
         return self._rules.query_names(query)

@@ -161,10 +161,11 @@ def build_graph(
     previous_reports = previous.reports if previous is not None else ()
     graph.reports, built = reports(graph, docs, report_sentences, previous_reports, write)
     graph.rebuilt = {"components": len(graph.partitions), "components_partitioned": runs, "reports_built": built}
-    # the model calls of the extractor (uncached) and of the reports, and their estimated tokens (0 without an LLM)
+    # the model calls of the extractor (uncached) and of the reports, and their tokens (0 without an LLM)
+    extract_cost = getattr(ex, "cost", None) or Cost()
     graph.rebuilt.update(
-        llm_calls=getattr(ex, "calls", 0) + report_cost.llm_calls,
-        tokens=getattr(ex, "tokens", 0) + report_cost.tokens,
+        llm_calls=extract_cost.llm_calls + report_cost.llm_calls,
+        tokens=extract_cost.tokens + report_cost.tokens,
         report_llm_calls=report_cost.llm_calls,
         # reports with a sentence of the LLM's kept, and those left extractive (none of its sentences stated)
         llm_reports_kept=write.kept if write is not None else 0,

@@ -53,10 +53,7 @@ class LLMWriter:
         ]
         misses = self.model.misses
         reply = str(self.model.chat(messages, max_tokens=self.max_tokens, scope=acl_scope([acl])))
-        if self.model.misses > misses:
-            self.cost.llm_calls += 1
-            self.cost.tokens += sum(self.model.count_tokens(m["content"]) for m in messages)
-            self.cost.tokens += self.model.count_tokens(reply)
+        self.cost.charge(self.model, misses, [*(m["content"] for m in messages), reply])
         return reply
 
     def grounded(
