@@ -10,7 +10,8 @@ from llm_fakes import FakeLLM
 from ragline.errors import ConfigError
 from ragline.index import Index
 from ragline.index.settings import IndexSettings
-from ragline.structures.graph import build_graph, build_structure, graph_for, is_stale, read_manifest, structure_dir
+from ragline.structures.base import read_manifest, structure_dir
+from ragline.structures.graph import NAME, build_graph, build_structure, graph_for, is_stale
 from ragline.text.sentences import split_sentences
 from ragline.types import Document
 
@@ -28,12 +29,12 @@ def test_build_writes_a_manifest_and_a_changed_document_makes_it_stale(tmp_path)
     index.commit()
     assert is_stale(index) is None
     build_structure(index)
-    manifest = read_manifest(index.path)
+    manifest = read_manifest(index.path, NAME)
     assert manifest is not None and manifest["structure"] == "graph" and set(manifest["sources"]) == {"a", "b", "c"}
     assert {"llm_calls", "tokens", "seconds"} <= set(manifest["cost"])
     assert is_stale(index) is False
     assert graph_for(index).chunk_ids == ["a", "b", "c"]
-    assert not list(structure_dir(index.path).parent.glob(".graph*"))  # no temporary folder left
+    assert not list(structure_dir(index.path, NAME).parent.glob(".graph*"))  # no temporary folder left
     index.add([Document("c", "Dario Fenn met Elsa Quint in Marrow Bay.", "C", {"acl": ["g2"]})])
     index.commit()
     assert is_stale(index) is True
@@ -126,7 +127,7 @@ def test_a_changed_document_rebuilds_its_component_and_report_and_keeps_the_othe
     changed = [r for r in second.reports if "e" in r.sources]
     assert changed and any("Nell Orry" in r.text for r in changed)
     assert not any("Oren Hale" in r.text for r in second.reports)
-    assert read_manifest(index.path)["cost"]["components_partitioned"] == 1
+    assert read_manifest(index.path, NAME)["cost"]["components_partitioned"] == 1
 
     fresh = build_graph(index.documents())
     assert _by_members(fresh) == _by_members(second)

@@ -47,12 +47,12 @@ from ragline.structures.base import (
     atomic_structure,
     live_sources,
     now_iso,
+    read_manifest,
     register_builder,
     staleness,
+    structure_dir,
     write_json,
 )
-from ragline.structures.base import read_manifest as base_manifest
-from ragline.structures.base import structure_dir as base_dir
 from ragline.structures.communities import Partition, Report, communities, reports
 from ragline.structures.communities import derived_acl as derived_acl  # re-exported: where callers look for it
 from ragline.structures.entities import Extraction, entity_key, make_extractor
@@ -234,17 +234,9 @@ def save_graph(
     return manifest
 
 
-def read_manifest(index_dir: str | Path) -> dict[str, Any] | None:
-    return base_manifest(index_dir, NAME)
-
-
-def structure_dir(index_dir: str | Path) -> Path:
-    return base_dir(index_dir, NAME)
-
-
 def load_graph(index_dir: str | Path) -> EntityGraph | None:
-    path = structure_dir(index_dir) / "graph.json"
-    if read_manifest(index_dir) is None or not path.exists():
+    path = structure_dir(index_dir, NAME) / "graph.json"
+    if read_manifest(index_dir, NAME) is None or not path.exists():
         return None
     try:
         return from_json(json.loads(path.read_text(encoding="utf-8")))
@@ -254,7 +246,7 @@ def load_graph(index_dir: str | Path) -> EntityGraph | None:
 
 def is_stale(index: Any) -> bool | None:
     """Whether the stored graph differs from the index's live chunks (None: no graph stored)."""
-    manifest = read_manifest(index.path) if index.path else None
+    manifest = read_manifest(index.path, NAME) if index.path else None
     if manifest is None:
         return None
     return any(staleness(index, manifest).values())
@@ -279,7 +271,7 @@ def build_graph_structure(index: Any, params: dict[str, Any], llm: Any = None) -
         raise ConfigError("an entity graph is stored beside an index on disk; this index is in memory")
     settings = dict(params)
     build_structure(index, extractor=str(settings.pop("extractor", "rules")), llm=llm, **settings)
-    return read_manifest(index.path) or {}
+    return read_manifest(index.path, NAME) or {}
 
 
 _memo: weakref.WeakKeyDictionary[Any, tuple[int, tuple[str, str], EntityGraph]] = weakref.WeakKeyDictionary()
@@ -294,7 +286,7 @@ def graph_for(index: Any, extractor: str = "rules", llm: Any = None, reporter: s
     kept = _memo.get(index)
     how = (extractor, reporter)
     if kept is None or kept[:2] != (index.generation, how):
-        manifest = read_manifest(index.path) if index.path else None
+        manifest = read_manifest(index.path, NAME) if index.path else None
         params = manifest["params"] if manifest is not None else {}
         alike = (params.get("extractor", "rules"), params.get("reporter", "extractive")) == how
         current = manifest is not None and not any(staleness(index, manifest).values())
