@@ -180,7 +180,7 @@ def conflict_note(conflicts: list[Conflict], context: Context) -> str:
     """A clause per version pair, naming the current one last; the disagreements no version metadata settles
     in one clause, each source once ("[1] states $25; [2] states $40; [3] states $30"), not a clause per pair."""
     parts, said = [], set()
-    undated: dict[tuple[int, str], None] = {}
+    undated: set[tuple[int, str]] = set()  # (source number, what it states), named in number order
     for c in conflicts:
         said_a, said_b = _stated(c.a_text, c.a_values, c.b_values), _stated(c.b_text, c.b_values, c.a_values)
         if frozenset((said_a, said_b)) in said:  # the same disagreement between other chunks of the same sources
@@ -194,7 +194,7 @@ def conflict_note(conflicts: list[Conflict], context: Context) -> str:
                 f"{_dated(context.source(new), new, 'current')} states {new_v}"
             )
         else:
-            undated.update({(c.a, said_a): None, (c.b, said_b): None})
+            undated |= {(c.a, said_a), (c.b, said_b)}
     if undated:
         stated = "; ".join(f"[{n}] states {value}" for n, value in sorted(undated))
         parts.append(f"the sources disagree: {stated} (no version metadata says which is current)")
