@@ -13,8 +13,8 @@ from llm_fakes import FakeLLM
 from ragline.answer.citations import ends_at_cut, whole_sentences
 from ragline.answer.context import build_context
 from ragline.answer.pipeline import LLMReader
-from ragline.answer.prompt import answer_schema, with_unit
-from ragline.answer.questions import answer_kind
+from ragline.answer.prompt import ANSWER_CHARS, answer_schema, with_unit
+from ragline.answer.questions import FULL, answer_kind
 from ragline.errors import ConfigError
 from ragline.models.llm.json_schema import JSONReplyError, check_value, parse_reply
 from ragline.types import Hit
@@ -74,6 +74,20 @@ def test_an_answer_that_stops_where_a_chunk_cut_a_sentence_is_flagged_and_never_
     answer = LLMReader(llm=llm, short="off").read("What was the root cause of incident E-1896?", ctx)
     assert answer.details["cut"] == 1
     assert answer.citations and not any(c.supported for c in answer.citations)
+
+
+def test_an_answer_stopped_by_the_length_limit_ends_at_its_last_whole_sentence() -> None:
+    """Planted fault: without the trim the answer ends "... Alcohol is not reimb", a fragment the model never
+    finished (the schema's maxLength stopped it)."""
+    first = "The daily meal limit is $70 per person."
+    filler = " It covers breakfast, lunch and dinner on each travel day, receipts attached." * 4
+    stopped = (first + filler + " Alcohol is not reimbursed in any case whatsoever.")[: ANSWER_CHARS[FULL]]
+    llm = FakeLLM([reply(stopped, [2])], structured=True)
+    answer = LLMReader(llm=llm, short="off").read("What is the daily meal limit?", context())
+    assert answer.text == first and answer.citations[0].supported
+    assert answer.details["truncated"].endswith(stopped.rsplit(".", 1)[1].strip())
+    whole = LLMReader(llm=FakeLLM([reply(first, [2])], structured=True), short="off")
+    assert "truncated" not in whole.read("What is the daily meal limit?", context()).details
 
 
 def test_a_chunk_that_starts_inside_a_sentence_does_not_offer_that_fragment() -> None:

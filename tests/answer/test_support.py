@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ragline.answer.citations import check_support, supports
 from ragline.answer.extractive import ExtractiveReader
-from ragline.answer.support import SupportCheck, default_check, focus_word
+from ragline.answer.support import SupportCheck, contains_answer_terms, default_check, focus_word
 from ragline.eval.calibration import CalibrationExample, calibrate_support
 from ragline.types import Citation, Hit
 
@@ -195,3 +195,19 @@ def test_the_value_of_a_field_the_question_names_is_support() -> None:
     # prose is no field: the missing verb is still a missing term there
     prose = "The license of gridkit is BSD-3-Clause, see the notes."
     assert not check("Under which license is gridkit distributed?", "BSD-3-Clause", prose, "gridkit 1.0")
+
+
+def test_an_answer_that_quotes_code_is_its_code() -> None:
+    """The words around a quoted command ("you can use the ... command") frame it; the command must be there,
+    all of it. Planted faults: requiring the framing words leaves this answer unsupported; taking most of the
+    code's terms (5 of 6) lets a command with an option the source never gives through."""
+    command = "zstd --train FullPathToTrainingSet/* -o dictionaryName --dictID custom"
+    readme = f"Create a dictionary from a set of training files:\n\n    {command}\n"
+    question = "How do I create a zstd dictionary from a set of training files?"
+    answer = f"To create it, you can use the `{command}` command."
+    assert contains_answer_terms(answer, readme, question=question)
+    assert supports(answer, readme, question=question, title="zstd")
+    other = f"To create it, you can use the `{command} --maxdict` command."
+    assert not contains_answer_terms(other, readme, question=question)
+    # without code spans an answer's words are checked as before
+    assert not contains_answer_terms("Run the trainer on every sample folder you have.", readme, question=question)

@@ -18,8 +18,8 @@ Constrained reading (``read_constrained``) is the same prompt with the reply fix
 ``response_format`` on OpenAI-compatible servers): every answer names its sources. ``kind`` (from
 ``questions.answer_kind``) asks a factoid for a few words (``short``) or yes/no, and ragline then adds the
 whole source sentence that supports it; a full answer ends at its first sentence a cited source supports
-(``first_supported_sentences``; not for procedures). The plain-text prompt above stays for servers that take no
-schema.
+(``first_supported_sentences``; not for procedures), and one the schema's length limit stopped ends at its last
+whole sentence (``whole_sentences_of``). The plain-text prompt above stays for servers that take no schema.
 """
 
 from __future__ import annotations
@@ -152,6 +152,11 @@ _STYLE = {
 }
 
 
+# The longest answer the schema lets the model write: a full answer that reaches it was stopped mid-sentence.
+ANSWER_CHARS = {FULL: 300, SHORT: 80}
+_SENTENCE_END = (".", "!", "?", "\u3002", "\uff01", "\uff1f")
+
+
 def json_system_prompt(kind: str = FULL) -> str:
     """The rules of the constrained reader, for answers of ``kind`` (``full``, ``short`` or ``yesno``)."""
     return (
@@ -170,7 +175,7 @@ def answer_schema(sources: int, kind: str = FULL) -> dict[str, Any]:
     if kind == YESNO:
         answer: dict[str, Any] = {"type": "string", "enum": ["yes", "no", ABSTAIN_TEXT]}
     else:
-        answer = {"type": "string", "maxLength": 80 if kind == SHORT else 300}
+        answer = {"type": "string", "maxLength": ANSWER_CHARS[kind]}
     numbers = list(range(1, max(sources, 1) + 1))
     return {
         "type": "object",
@@ -204,6 +209,8 @@ def answer_from_json(
     details: dict[str, Any] = {"raw": json.dumps(dict(value), ensure_ascii=False), "kind": kind}
     numbers = list(dict.fromkeys([*value.get("sources", ()), *cited_numbers(raw)]))
     text = answer_text(raw)
+    if len(raw) >= ANSWER_CHARS.get(kind, len(raw) + 1):
+        text = whole_sentences_of(text, details)
     if is_abstention(text) or not text or answers_no_question(text, question):
         return Answer("", True, [], reader, details)
     details["model_sources"] = numbers
@@ -230,6 +237,19 @@ def answer_from_json(
     elif any(c.supported for c in citations) and not is_procedure(question):
         text, citations = first_supported_sentences(text, citations, question, details)
     return Answer(text, False, supported_only(citations, details), reader, details)
+
+
+def whole_sentences_of(text: str, details: dict[str, Any]) -> str:
+    """An answer the schema's length limit stopped, without the sentence it stopped inside ("... You can then use
+    this trained"): the words dropped go to ``details["truncated"]``. An answer with no whole sentence is kept,
+    ending in "...", so that it never reads as complete."""
+    spans = split_sentences(text)
+    ends = [b for _, b in spans if text[:b].rstrip().rstrip("\"')\u201d").endswith(_SENTENCE_END)]
+    if not ends:
+        details["truncated"] = ""
+        return text.rstrip() + "..."
+    details["truncated"] = text[ends[-1] :].strip()
+    return text[: ends[-1]].strip()
 
 
 def supported_only(citations: list[Citation], details: dict[str, Any] | None = None) -> list[Citation]:

@@ -115,6 +115,7 @@ def focus_word(question: str) -> str:
     return match.group(1) if match else ""
 
 
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
 LITERAL = re.compile(r"[\w][\w\-./:]*[\w]|\w")
 _QUOTED = re.compile(r"[\"“”]([^\"“”]{2,80})[\"“”]|(?<!\w)'([^']{2,80})'(?!\w)")
 _HEADING = re.compile(r"^\s*#+\s*(.+)$", re.MULTILINE)
@@ -176,9 +177,13 @@ def contains_answer_terms(answer: str, text: str, analyzer: str | Analyzer = "en
     Every term of a short answer (up to ``SHORT_ANSWER`` distinct terms) must occur; a longer,
     sentence-like answer needs ``ANSWER_TERM_SHARE`` of them and all of its numbers and codes. Terms
     the ``question`` already has are not required: an LLM restates the question ("The receipt
-    threshold is $25"), and the evidence need not use the question's words.
+    threshold is $25"), and the evidence need not use the question's words. An answer that quotes `code` says
+    the code: every term of its code spans must occur, and the words around them ("you can use the ... command")
+    are not required.
     """
-    wanted = set(support_terms(answer, analyzer)) - set(support_terms(question, analyzer) if question else ())
+    codes = _CODE_SPAN.findall(answer)
+    asked = set(support_terms(question, analyzer) if question else ())
+    wanted = set(support_terms(" ".join(codes) if codes else answer, analyzer)) - asked
     if not wanted:
         return False
     # Raw analysis too: SQuAD normalization glues "Jégou](https://..." into one token.
@@ -186,7 +191,7 @@ def contains_answer_terms(answer: str, text: str, analyzer: str | Analyzer = "en
     missing = wanted - have
     if not missing:
         return True
-    if len(wanted) <= SHORT_ANSWER or any(any(ch.isdigit() for ch in term) for term in missing):
+    if codes or len(wanted) <= SHORT_ANSWER or any(any(ch.isdigit() for ch in term) for term in missing):
         return False
     return 1 - len(missing) / len(wanted) >= ANSWER_TERM_SHARE
 
