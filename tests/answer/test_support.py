@@ -155,6 +155,10 @@ def test_a_number_answers_the_value_noun_it_is() -> None:
     assert not check.check(question, "Itemised", receipts, "Meals Policy").supported
     answer = ExtractiveReader().read(question, [Hit("meals#1", 1.0, 1, "Meals Policy", receipts)])
     assert not answer.abstained and answer.text == "$25" and answer.citations[0].supported
+    # "3.8+" is the version asked for; "HTTPX" is no version (planted fault: "version" not a value noun)
+    readme = "HTTPX is a fully featured HTTP client.\n\nHTTPX requires Python 3.8+."
+    assert check("What is the minimum Python version httpx requires?", "3.8+", readme, "httpx")
+    assert not check("What is the minimum Python version httpx requires?", "HTTPX", readme, "httpx")
 
 
 def test_a_sentence_about_the_bridge_does_not_answer_what_is_asked_of_it() -> None:

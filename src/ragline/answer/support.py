@@ -76,8 +76,11 @@ QUESTION_WORDS = (
     "up about within without between during until since through out it its he him his she her they them their"
 )
 # Nouns that name the value a question asks for ("the receipt threshold", "the daily meal limit"): an answer
-# holding a number is that value, and the sentence stating it seldom repeats the noun ("above $60").
-VALUE_NOUNS = "amount limit threshold cap ceiling maximum minimum rate fee cost price value total sum quota allowance"
+# holding a number is that value, and the sentence stating it seldom repeats the noun ("above $60"; "requires
+# Python 3.8+" for the minimum version).
+VALUE_NOUNS = (
+    "amount limit threshold cap ceiling maximum minimum rate fee cost price value total sum quota allowance version"
+)
 
 # English irregular past tenses and participles -> the base verb ("Peranos is led by" answers "Who leads
 # Peranos?"). Forms that are also common words of another sense ("found", "left", "saw", "rose") are left out.
