@@ -6,6 +6,7 @@ from ragline.answer.citations import check_support, supports
 from ragline.answer.extractive import ExtractiveReader
 from ragline.answer.support import SupportCheck, contains_answer_terms, default_check, focus_word
 from ragline.eval.calibration import CalibrationExample, calibrate_support
+from ragline.text.opposites import lower_words, turned_word
 from ragline.types import Citation, Hit
 
 # Package metadata as pip writes it: the words of a wrong answer are everywhere in it.
@@ -215,3 +216,18 @@ def test_an_answer_that_quotes_code_is_its_code() -> None:
     assert not contains_answer_terms(other, readme, question=question)
     # without code spans an answer's words are checked as before
     assert not contains_answer_terms("Run the trainer on every sample folder you have.", readme, question=question)
+
+
+def test_a_sentence_that_says_the_opposite_of_the_question_is_no_support() -> None:
+    """ "before" answers no question about "after", however many terms the two share. Planted fault: without the
+    opposites the first check passes (every content term of the question is in the sentence)."""
+    readme = "Run catman to rebuild the index caches before upgrading the man-db package."
+    check = default_check()
+    verdict = check.check("What should I run after upgrading the man-db package?", "catman", readme, "man-db")
+    assert not verdict.supported and "opposite" in verdict.reason and "'after'" in verdict.reason
+    assert check("What should I run before upgrading the man-db package?", "catman", readme, "man-db")
+    # a question that offers both words turns nothing, and a sentence with both words is not turned
+    offered = lower_words("Should I run catman before or after upgrading the man-db package?")
+    assert turned_word(offered, readme) == "" and turned_word(lower_words("after"), readme) == "after"
+    both = readme + " Run it again after upgrading."
+    assert check("What should I run after upgrading the man-db package?", "catman", both, "man-db")

@@ -32,6 +32,8 @@ column count as its label:
   team). A sentence about that thing alone ("SS-833 is maintained by Network Care North") carries the
   description's terms and literal, not what is asked of it: when the question describes something with a
   relative clause, a window must also hold a content term of the part before it ("leads"; ``asked_part``).
+- **Opposites**: a window that says the opposite of a question's word and never the word ("before" for "after",
+  "smallest" for "largest"; ``text.opposites``) answers another question, however many terms it shares.
 - **Rule**: supported when, in a window holding the answer, the question's content terms are
   covered at least ``min_coverage``; or every literal of the question occurs and the terms are
   covered at least ``literal_coverage``; or every entity (names, quoted strings, literals) occurs
@@ -55,6 +57,7 @@ from dataclasses import dataclass, replace
 from ragline.answer.spans import NAME_CONNECTORS, NOT_NAMES, TOKEN, sentences
 from ragline.text.analyzer import Analyzer, get_analyzer
 from ragline.text.normalize import normalize_answer
+from ragline.text.opposites import lower_words, turned_word
 from ragline.text.sentences import FIELD_LINE
 from ragline.text.tables import Row, table_rows
 
@@ -208,6 +211,7 @@ class QuestionKeys:
     literals: tuple[str, ...]  # the literal keys alone: a code or a number is far more specific than a name
     asked: frozenset[str] = frozenset()  # terms before a described noun phrase: one must be in the window
     focus: frozenset[str] = frozenset()  # the answer's type ("company"), where optional: counted if present
+    words: frozenset[str] = frozenset()  # its lower-cased words, for the opposites a window may say instead
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,7 +273,7 @@ class SupportCheck:
         entities = tuple(dict.fromkeys(e for e in [*question_names(question), *quoted, *literals] if e))
         asked = terms & frozenset(self.analyzer(asked_part(question)))
         focus = terms & frozenset(self.analyzer(focus_word(question))) if self.focus_optional else frozenset()
-        return QuestionKeys(terms, entities, literals, asked, focus)
+        return QuestionKeys(terms, entities, literals, asked, focus, lower_words(question))
 
     def check(self, question: str, answer: str, passage: str, title: str = "", at: int | None = None) -> SupportVerdict:
         """Does ``passage`` (titled ``title``) answer ``question`` with ``answer``?
@@ -286,11 +290,11 @@ class SupportCheck:
 
     def windows(
         self, question: str, answer: str, passage: str, title: str = "", at: int | None = None
-    ) -> list[tuple[float, float | None, float | None, str, bool, bool]]:
-        """(term coverage, entity share, literal share, text, bridge, field) of each window whose centre sentence
-        holds ``answer``; bridge: the question describes a thing (``asked_part``) and the window holds none of the
-        terms asked of it; field: the answer is the value of a field the question names, and the window misses at
-        most one of its terms."""
+    ) -> list[tuple[float, float | None, float | None, str, bool, bool, str]]:
+        """(term coverage, entity share, literal share, text, bridge, field, turned) of each window whose centre
+        sentence holds ``answer``; bridge: the question describes a thing (``asked_part``) and the window holds none
+        of the terms asked of it; field: the answer is the value of a field the question names, and the window misses
+        at most one of its terms; turned: the question's word the window says the opposite of, or ""."""
         keys = self.keys(question)
         if any(c.isdigit() for c in answer):
             # the value is the threshold, limit or amount asked about: the passage need not name it so
@@ -310,7 +314,7 @@ class SupportCheck:
                 if cell is not None:
                     text, label = cell
                     coverage, entities, literals, bridge = self._cover(keys, text, label)
-                    found.append((coverage, entities, literals, text, bridge, False))
+                    found.append((coverage, entities, literals, text, bridge, False, turned_word(keys.words, text)))
                 continue
             lo, hi = max(0, i - self.neighbours), min(len(bounds), i + self.neighbours + 1)
             centre = passage[bounds[i][0] : bounds[i][1]]
@@ -324,7 +328,7 @@ class SupportCheck:
             # one term may be missing (the verb), no name ("Version: 2.4" does not answer "which Python version")
             missing = (1 - coverage) * len(keys.terms)
             field = missing < 1.5 and entities in (None, 1.0) and self._names_field(keys, centre, answer)
-            found.append((coverage, entities, literals, window, bridge, field))
+            found.append((coverage, entities, literals, window, bridge, field, turned_word(keys.words, window)))
         return found
 
     def _names_field(self, keys: QuestionKeys, sentence: str, answer: str) -> bool:
@@ -370,8 +374,12 @@ class SupportCheck:
         window: str = "",
         bridge: bool = False,
         field: bool = False,
+        turned: str = "",
     ) -> SupportVerdict:
         """The verdict on one window from its term coverage and its entity and literal shares."""
+        if turned:
+            reason = f"the answer's sentence says the opposite of the question's {turned!r}"
+            return SupportVerdict(False, coverage, entities, literals, window, reason)
         if bridge:
             reason = "the answer's sentence is about what the question describes, not what it asks of it"
             return SupportVerdict(False, coverage, entities, literals, window, reason, bridge=True)

@@ -15,6 +15,7 @@ import numpy as np
 
 from ragline.answer.spans import sentences
 from ragline.errors import ConfigError, InputError
+from ragline.text.opposites import OPPOSITE
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,24 +264,6 @@ def negate(qa: QA) -> str | None:
     return None
 
 
-# Word pairs of opposite meaning that often carry what a factoid question asks ("the largest city", "when did the
-# war begin"), read both ways (the first pair naming a word gives its opposite). General English, no corpus's.
-_ANTONYM_PAIRS = """
-first last; earliest latest; earlier later; early late; before after; largest smallest; larger smaller;
-biggest smallest; bigger smaller; highest lowest; higher lower; longest shortest; longer shorter; most least;
-maximum minimum; best worst; better worse; oldest newest; older newer; north south; northern southern;
-northernmost southernmost; east west; eastern western; easternmost westernmost; upper lower; inner outer;
-internal external; increase decrease; increased decreased; increases decreases; increasing decreasing;
-won lost; gained lost; win lose; wins loses; victory defeat; success failure; successful unsuccessful;
-accept reject; accepted rejected; legal illegal; positive negative; major minor; strongest weakest;
-stronger weaker; richest poorest; wealthiest poorest; hottest coldest; warmest coldest; heaviest lightest;
-fastest slowest; faster slower; public private; ancient modern; begin end; began ended; started ended;
-opened closed; male female; men women; above below; import export; imported exported; imports exports;
-bought sold; buy sell; include exclude; included excluded; majority minority; previous next; allowed banned;
-rarest commonest; cheapest costliest; youngest oldest
-"""
-
-
 class Antonyms:
     """The question with one word turned into its opposite ("What was the largest city?" -> "... smallest
     city?"), SQuAD 2.0's "antonym" kind of unanswerable question: the word (by its stem) is in the answer's
@@ -292,11 +275,7 @@ class Antonyms:
         from ragline.text.analyzer import get_analyzer
 
         self.analyze = get_analyzer("english")
-        self.opposite: dict[str, str] = {}
-        for pair in _ANTONYM_PAIRS.split(";"):
-            a, b = pair.split()
-            self.opposite.setdefault(a, b)
-            self.opposite.setdefault(b, a)
+        self.opposite = OPPOSITE
 
     def stems(self, text: str) -> set[str]:
         return set(self.analyze(text))
