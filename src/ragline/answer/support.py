@@ -56,6 +56,7 @@ from dataclasses import dataclass, replace
 
 from ragline.answer.spans import NAME_CONNECTORS, NOT_NAMES, TOKEN, sentences
 from ragline.text.analyzer import Analyzer, get_analyzer
+from ragline.text.code import CODE_SPAN
 from ragline.text.normalize import normalize_answer
 from ragline.text.opposites import lower_words, turned_word
 from ragline.text.sentences import FIELD_LINE
@@ -121,7 +122,6 @@ def focus_word(question: str) -> str:
     return match.group(1) if match else ""
 
 
-_CODE_SPAN = re.compile(r"`([^`\n]+)`")
 LITERAL = re.compile(r"[\w][\w\-./:]*[\w]|\w")
 _QUOTED = re.compile(r"[\"“”]([^\"“”]{2,80})[\"“”]|(?<!\w)'([^']{2,80})'(?!\w)")
 _HEADING = re.compile(r"^\s*#+\s*(.+)$", re.MULTILINE)
@@ -187,7 +187,7 @@ def contains_answer_terms(answer: str, text: str, analyzer: str | Analyzer = "en
     the code: every term of its code spans must occur, and the words around them ("you can use the ... command")
     are not required.
     """
-    codes = _CODE_SPAN.findall(answer)
+    codes = CODE_SPAN.findall(answer)
     asked = set(support_terms(question, analyzer) if question else ())
     wanted = set(support_terms(" ".join(codes) if codes else answer, analyzer)) - asked
     if not wanted:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 _PROMPT = re.compile(r"[$#%]\s+(?=\S)")  # a shell prompt before a command: "$ make check", "# chromium --no-sandbox"
-_ONE_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+CODE_SPAN = re.compile(r"`([^`\n]+)`")  # one `code span` on a line; its group is the code
 MAX_COMMAND_WORDS = 12
 
 
@@ -29,7 +29,7 @@ def code_lines(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int, 
             continue
         indent = text[text.rfind("\n", 0, start) + 1 : start]
         prompt = _PROMPT.match(body)
-        if _ONE_CODE_SPAN.fullmatch(body):
+        if CODE_SPAN.fullmatch(body):
             lines.append((i, start + 1, end - 1))
         elif (
             prompt or any(a <= start < b for a, b in blocks) or (not indent.strip() and len(indent.expandtabs(4)) >= 4)
