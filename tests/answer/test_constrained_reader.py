@@ -13,7 +13,7 @@ from llm_fakes import FakeLLM
 from ragline.answer.citations import ends_at_cut, whole_sentences
 from ragline.answer.context import build_context
 from ragline.answer.pipeline import LLMReader
-from ragline.answer.prompt import ANSWER_CHARS, answer_schema, with_unit
+from ragline.answer.prompt import ANSWER_CHARS, answer_schema, with_dashes, with_unit
 from ragline.answer.questions import FULL, answer_kind
 from ragline.errors import ConfigError
 from ragline.models.llm.json_schema import JSONReplyError, check_value, parse_reply
@@ -117,6 +117,20 @@ def test_a_bare_number_is_given_as_its_sentence_writes_it() -> None:
     assert with_unit("7", "Flights shorter than 7 hours are booked in economy.") == "7 hours"
     assert with_unit("60", "Expenses above $600 need approval.") == "60"  # another number, not its digits
     assert with_unit("six", TRAVEL) == "six" and with_unit("4", "Band 4 is the top band.") == "4"
+
+
+def test_a_short_option_is_given_with_its_dashes() -> None:
+    """The model's "track-origins=yes" is the --track-origins=yes of its source, which a user can type. Planted
+    fault: answering the model's text unchanged."""
+    memcheck = "Use --track-origins=yes to see where uninitialised values come from, and -v for more."
+    llm = FakeLLM([reply("track-origins=yes", [1])], structured=True)
+    ctx = build_context([Hit("memcheck#0", 1.0, 1, "Memcheck options", memcheck)])
+    answer = LLMReader(llm=llm).read("Which option shows where uninitialised values come from?", ctx)
+    assert answer.details["kind"] == "short" and answer.text == "--track-origins=yes"
+    assert with_dashes("v", memcheck) == "-v"
+    # a word inside a longer option, after "=", or after a hyphen inside a word is left as it is
+    assert with_dashes("origins=yes", memcheck) == "origins=yes" and with_dashes("yes", memcheck) == "yes"
+    assert with_dashes("built", "A well-built tool.") == "built" and with_dashes("60", "Use -60.") == "60"
 
 
 def test_a_full_answer_ends_at_its_first_supported_sentence() -> None:

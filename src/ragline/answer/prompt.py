@@ -234,6 +234,7 @@ def answer_from_json(
     if kind != FULL:
         details["sentence"] = supporting_sentence(text, context, question, [c.n for c in citations if c.supported])
         text = with_unit(text, details["sentence"])
+        text = with_dashes(text, details["sentence"] or " ".join(c.text for c in citations if c.supported))
     elif any(c.supported for c in citations) and not is_procedure(question):
         text, citations = first_supported_sentences(text, citations, question, details)
     return Answer(text, False, supported_only(citations, details), reader, details)
@@ -282,6 +283,13 @@ def first_supported_sentences(
 
 
 _BARE_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+
+
+def with_dashes(text: str, written: str) -> str:
+    """A command-line option as ``written`` (its supporting text) writes it, with its dashes ("track-origins=yes" ->
+    "--track-origins=yes"): the option the model gave, typable. Any other answer is returned as it is."""
+    dashed = re.search(rf"(?<![\w-])(--?){re.escape(text)}(?![\w-])", written) if text[:1].isalpha() else None
+    return dashed.group(1) + text if dashed else text
 
 
 def with_unit(text: str, sentence: str) -> str:
