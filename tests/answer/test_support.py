@@ -229,5 +229,8 @@ def test_a_sentence_that_says_the_opposite_of_the_question_is_no_support() -> No
     # a question that offers both words turns nothing, and a sentence with both words is not turned
     offered = lower_words("Should I run catman before or after upgrading the man-db package?")
     assert turned_word(offered, readme) == "" and turned_word(lower_words("after"), readme) == "after"
-    both = readme + " Run it again after upgrading."
+    both = "Run catman to rebuild the index caches before and after upgrading the man-db package."
     assert check("What should I run after upgrading the man-db package?", "catman", both, "man-db")
+    # the answer's own sentence says "before": a neighbour saying "after" does not make it the answer
+    neighbour = readme + " Run mandb after upgrading."
+    assert not check("What should I run after upgrading the man-db package?", "catman", neighbour, "man-db")

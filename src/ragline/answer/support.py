@@ -32,8 +32,9 @@ column count as its label:
   team). A sentence about that thing alone ("SS-833 is maintained by Network Care North") carries the
   description's terms and literal, not what is asked of it: when the question describes something with a
   relative clause, a window must also hold a content term of the part before it ("leads"; ``asked_part``).
-- **Opposites**: a window that says the opposite of a question's word and never the word ("before" for "after",
-  "smallest" for "largest"; ``text.opposites``) answers another question, however many terms it shares.
+- **Opposites**: a window (or the answer's own sentence) that says the opposite of a question's word and never the
+  word ("before" for "after", "smallest" for "largest"; ``text.opposites``) answers another question, however many
+  terms it shares.
 - **Rule**: supported when, in a window holding the answer, the question's content terms are
   covered at least ``min_coverage``; or every literal of the question occurs and the terms are
   covered at least ``literal_coverage``; or every entity (names, quoted strings, literals) occurs
@@ -328,7 +329,9 @@ class SupportCheck:
             # one term may be missing (the verb), no name ("Version: 2.4" does not answer "which Python version")
             missing = (1 - coverage) * len(keys.terms)
             field = missing < 1.5 and entities in (None, 1.0) and self._names_field(keys, centre, answer)
-            found.append((coverage, entities, literals, window, bridge, field, turned_word(keys.words, window)))
+            # the answer's own sentence may say the opposite though a neighbour says the word
+            turned = turned_word(keys.words, window) or turned_word(keys.words, centre)
+            found.append((coverage, entities, literals, window, bridge, field, turned))
         return found
 
     def _names_field(self, keys: QuestionKeys, sentence: str, answer: str) -> bool:
