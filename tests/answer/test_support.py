@@ -197,6 +197,10 @@ def test_the_value_of_a_field_the_question_names_is_support() -> None:
     # the answer is the value (or its start), not a word further in: prose with a colon is no record
     operators = "Major operators include: Metro Trains, which runs the suburban lines; V/Line, run by the Government."
     assert not check("Which rail line operates in Melbourne?", "Government", operators, "Melbourne")
+    # a generated answer need not find the question's type word ("kind"): the verb is then the one term missing,
+    # counted over the terms coverage counts (planted fault: counting over all terms, "kind" included)
+    generated = default_check(True).check("What kind of license governs it?", "BSD-3-Clause", metadata, "gridkit 1.0")
+    assert generated.supported and generated.coverage == 0.5
     # prose is no field: the missing verb is still a missing term there
     prose = "The license of gridkit is BSD-3-Clause, see the notes."
     assert not check("Under which license is gridkit distributed?", "BSD-3-Clause", prose, "gridkit 1.0")

@@ -314,7 +314,7 @@ class SupportCheck:
                 cell = self._row_window(question, answer, passage, title, row, at, headings)
                 if cell is not None:
                     text, label = cell
-                    coverage, entities, literals, bridge = self._cover(keys, text, label)
+                    coverage, entities, literals, bridge, _ = self._cover(keys, text, label)
                     found.append((coverage, entities, literals, text, bridge, False, turned_word(keys.words, text)))
                 continue
             lo, hi = max(0, i - self.neighbours), min(len(bounds), i + self.neighbours + 1)
@@ -324,11 +324,10 @@ class SupportCheck:
             window = passage[bounds[lo][0] : bounds[hi - 1][1]]
             # The headings above a window name what it is about, as the title does.
             label = " ".join([title, *(h for start, h in headings if start < bounds[lo][0])])
-            coverage, entities, literals, bridge = self._cover(keys, window, label)
+            coverage, entities, literals, bridge, missing = self._cover(keys, window, label)
             # the label stands for the question's predicate ("License" for "distributed under which license"):
             # one term may be missing (the verb), no name ("Version: 2.4" does not answer "which Python version")
-            missing = (1 - coverage) * len(keys.terms)
-            field = missing < 1.5 and entities in (None, 1.0) and self._names_field(keys, centre, answer)
+            field = missing <= 1 and entities in (None, 1.0) and self._names_field(keys, centre, answer)
             # the answer's own sentence may say the opposite though a neighbour says the word
             turned = turned_word(keys.words, window) or turned_word(keys.words, centre)
             found.append((coverage, entities, literals, window, bridge, field, turned))
@@ -408,10 +407,10 @@ class SupportCheck:
             forms |= {term[:-2], term[:-1]}  # "leader" -> "lead"; "ruler" -> "rule" (the stemmer keeps "rule")
         return forms
 
-    def _cover(self, keys: QuestionKeys, window: str, label: str) -> tuple[float, float | None, float | None, bool]:
-        """Term coverage, entity share and literal share of a window (with its label), and whether it is a bridge:
-        the question describes a thing (``asked_part``) and the window holds none of the terms asked of it."""
-        have = set(self.analyzer(window)) | set(self.analyzer(label))
+    def _cover(self, keys: QuestionKeys, text: str, label: str) -> tuple[float, float | None, float | None, bool, int]:
+        """Term coverage, entity and literal shares of a window (with its label), whether it is a bridge (it holds
+        none of the terms asked of what the question describes, ``asked_part``), and how many terms it misses."""
+        have = set(self.analyzer(text)) | set(self.analyzer(label))
         have_forms = {form for term in have for form in self.word_forms(term)}
 
         def has(term: str) -> bool:
@@ -423,13 +422,14 @@ class SupportCheck:
         bridge = bool(keys.asked) and not held(keys.asked)
         terms = keys.terms - {t for t in keys.focus if not has(t)}  # a missing type word is no gap
         coverage = held(terms) / len(terms) if terms else 0.0
+        missing = len(terms) - held(terms)
         if not keys.entities:
-            return coverage, None, None, bridge
-        text = f" {norm_phrase(window)} {norm_phrase(label)} "
-        keyed = {literal_key(t) for t in LITERAL.findall(f"{window} {label}")}
-        entities = sum(f" {e} " in text or e in keyed for e in keys.entities) / len(keys.entities)
+            return coverage, None, None, bridge, missing
+        padded = f" {norm_phrase(text)} {norm_phrase(label)} "
+        keyed = {literal_key(t) for t in LITERAL.findall(f"{text} {label}")}
+        entities = sum(f" {e} " in padded or e in keyed for e in keys.entities) / len(keys.entities)
         literals = sum(e in keyed for e in keys.literals) / len(keys.literals) if keys.literals else None
-        return coverage, entities, literals, bridge
+        return coverage, entities, literals, bridge, missing
 
 
 _DEFAULT: dict[bool, SupportCheck] = {}
