@@ -421,8 +421,9 @@ class SupportCheck:
 
         bridge = bool(keys.asked) and not held(keys.asked)
         terms = keys.terms - {t for t in keys.focus if not has(t)}  # a missing type word is no gap
-        coverage = held(terms) / len(terms) if terms else 0.0
-        missing = len(terms) - held(terms)
+        found = held(terms)
+        coverage = found / len(terms) if terms else 0.0
+        missing = len(terms) - found
         if not keys.entities:
             return coverage, None, None, bridge, missing
         padded = f" {norm_phrase(text)} {norm_phrase(label)} "
