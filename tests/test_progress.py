@@ -61,3 +61,9 @@ def test_not_a_terminal_goes_to_stderr(capsys) -> None:
     captured = capsys.readouterr()
     assert captured.out == ""
     assert "indexing: 1/3 (33%), 1.0/s, ETA 2s" in captured.err.splitlines()
+
+
+def test_shown_false_iterates_silently() -> None:
+    """Planted fault: ignoring ``shown`` prints the lines of the first test here."""
+    seen, text = consume(range(20), FakeClock(), step=1.0, total=20, shown=False)
+    assert seen == list(range(20)) and text == ""

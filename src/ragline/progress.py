@@ -28,12 +28,17 @@ def track(
     stream: TextIO | None = None,
     clock: Callable[[], float] = time.monotonic,
     every: float = PLAIN_EVERY,
+    shown: bool = True,
 ) -> Iterator[T]:
     """Iterate ``items`` with a progress bar on stderr, or plain lines when stderr is not a terminal.
 
     ``stream`` writes the plain lines there instead (stderr at the time of the call by default);
-    ``clock`` (seconds) and ``every`` set when they are written.
+    ``clock`` (seconds) and ``every`` set when they are written; ``shown=False`` iterates silently (work that is
+    quick in this configuration: no LLM, no progress asked for).
     """
+    if not shown:
+        yield from items
+        return
     if stream is None and stderr.is_terminal:
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
         with Progress(*columns, console=stderr, transient=True) as progress:

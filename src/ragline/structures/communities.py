@@ -194,7 +194,7 @@ def reports(
         for level, blocks in enumerate(graph.communities)
         for number, members in enumerate(blocks)
     ]
-    for level, number, members in track(every, "graph: community reports by the LLM") if write is not None else every:
+    for level, number, members in track(every, "graph: community reports by the LLM", shown=write is not None):
         inside = set(members)
         chunks = sorted({c for e in members for c in entity_chunks[e]})
         sources = [

@@ -129,8 +129,7 @@ def build_graph(
         return key_ids[key]
 
     # an LLM reads each new chunk (seconds a call on two cores): say how far it is
-    chunks = track(docs, "graph: entities by the LLM") if extractor == "llm" else docs
-    for chunk_no, doc in enumerate(chunks):
+    for chunk_no, doc in enumerate(track(docs, "graph: entities by the LLM", shown=extractor == "llm")):
         digest = f"{extractor}:{doc.hash}"
         record = cache.get(digest)
         if record is None:

@@ -166,9 +166,7 @@ class _Builder:
                 step = self.params.max_children
                 groups = [list(range(i, min(len(current), i + step))) for i in range(0, len(current), step)]
             # an LLM summary takes seconds on two cores: say how far it is
-            todo = (
-                track(groups, f"raptor: LLM summaries of level {level}") if self.params.summarizer == "llm" else groups
-            )
+            todo = track(groups, f"raptor: LLM summaries of level {level}", shown=self.params.summarizer == "llm")
             current = [self.summarize([current[i] for i in group], level, acl) for group in todo]
 
     def build_partition(self, chunk_ids: list[str], acl: str) -> None:

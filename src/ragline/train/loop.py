@@ -117,7 +117,7 @@ class TrainingRun:
 
         s, state = self.settings, self.state
         steps = range(state["step"], self.total)
-        for step in track(steps, f"training {self.kind} {self.name}", total=len(steps)) if progress else steps:
+        for step in track(steps, f"training {self.kind} {self.name}", total=len(steps), shown=progress):
             self.model.train()
             loss = step_loss(step)
             loss.backward()

@@ -184,7 +184,7 @@ def generate_queries(
     todo = [item for item in zip(keys, scopes, texts, passages) if item[0] not in done]
     log(f"{len(passages)} passages: {len(passages) - len(todo)} already have a query, {len(todo)} to write")
     with path.open("a", encoding="utf-8") as file:
-        steps = track(todo, "writing synthetic queries", total=len(todo)) if progress else todo
+        steps = track(todo, "writing synthetic queries", total=len(todo), shown=progress)
         for key, scope, text, passage in steps:
             messages = [{"role": "user", "content": prompt.format(passage=text)}]
             reply = cached.chat(messages, max_tokens=max_tokens, seed=seed, scope=scope)
